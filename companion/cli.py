@@ -1,2 +1,156 @@
-"""placeholder, replaced below"""
-def main(): pass
+"""The ``companion`` command.
+
+    companion replay FILE          fold a game log (FILE or -) and print its public state
+    companion export GAME          print a stored game as a replayable JSON Lines log
+    companion games                list stored games, newest first
+    companion run [--mock] ...     run the appliance (buttons, screen, web)
+    companion solve fight ...      solve FIGHT? for two players
+
+``replay`` is a public contract (``shared/spec/replay.md``): exit 0 and one
+JSON object on stdout, or exit 2 and ``line N: ...`` on stderr.  No command
+ever shows a traceback to the user.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from . import config as cfg
+from .errors import CompanionError
+from .i18n import _, set_language, translate_error
+from .timeline import ReplayError, replay
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2, no usage dump noise
+        self.exit(2, f"companion: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="companion", description=_("The game-table companion."))
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    r = sub.add_parser("replay", help=_("replay a game log and print its public state"))
+    r.add_argument("file", help=_("a JSON Lines game log, or - for standard input"))
+
+    e = sub.add_parser("export", help=_("print a stored game as a JSON Lines log"))
+    e.add_argument("game", help=_("the game number (see 'companion games'), or 'current'"))
+    e.add_argument("--data", help=_("the data folder"))
+
+    g = sub.add_parser("games", help=_("list stored games, newest first"))
+    g.add_argument("--data", help=_("the data folder"))
+
+    run = sub.add_parser("run", help=_("run the appliance"))
+    run.add_argument("--mock", action="store_true", help=_("mock pins and screen: run on any computer"))
+    run.add_argument("--host", help=_("the address to serve on"))
+    run.add_argument("--port", type=int, help=_("the port to serve on"))
+    run.add_argument("--data", help=_("the data folder"))
+    run.add_argument("--config", help=_("a settings file (TOML)"))
+    run.add_argument("--dev-server", action="store_true", help=_("use Flask's development server"))
+
+    s = sub.add_parser("solve", help=_("solve a game position"))
+    s.add_argument("game", choices=["fight"])
+    s.add_argument("rest", nargs=argparse.REMAINDER)
+    return p
+
+
+def main(argv=None) -> int:
+    set_language(os.environ.get("COMPANION_LANG") or os.environ.get("LANG"))
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except KeyboardInterrupt:
+        return 130
+    except CompanionError as exc:
+        print(f"companion: {translate_error(exc)}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"companion: {exc.strerror or exc}: {getattr(exc, 'filename', '') or ''}", file=sys.stderr)
+        return 1
+
+
+def cmd_replay(args) -> int:
+    try:
+        if args.file == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            data = Path(args.file).read_bytes()
+    except OSError as exc:
+        print(_("companion: cannot read {file}: {reason}", file=args.file, reason=exc.strerror or exc), file=sys.stderr)
+        return 2
+    try:
+        timeline = replay(_decoded_lines(data))
+    except ReplayError as exc:
+        print(f"line {exc.line}: {translate_error(exc.error)}", file=sys.stderr)
+        return 2
+    print(json.dumps(timeline.public()))
+    return 0
+
+
+def _decoded_lines(data: bytes):
+    """Lines of the file as text; a line that is not UTF-8 becomes a JSON error at its number."""
+    for raw in data.split(b"\n"):
+        try:
+            yield raw.decode("utf-8-sig" if raw.startswith(b"\xef\xbb\xbf") else "utf-8")
+        except UnicodeDecodeError:
+            yield "\x00 not UTF-8"
+
+
+def _store(args):
+    from .store import Store
+
+    return Store(Path(args.data) if args.data else cfg.default_data_dir())
+
+
+def cmd_export(args) -> int:
+    store = _store(args)
+    if args.game == "current":
+        record = store.latest_unfinished() or (store.games() or [None])[0]
+    else:
+        try:
+            record = store.game(int(args.game))
+        except ValueError:
+            record = None
+    if record is None:
+        print(_("companion: no stored game '{game}' (see 'companion games')", game=args.game), file=sys.stderr)
+        return 1
+    for line in store.lines(record.id):
+        sys.stdout.write(line + "\n")
+    return 0
+
+
+def cmd_games(args) -> int:
+    import time
+
+    store = _store(args)
+    records = store.games()
+    if not records:
+        print(_("No stored games yet."))
+        return 0
+    for r in records:
+        status = _("finished") if r.finished else _("unfinished")
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.updated))
+        print(f"{r.id:>5}  {when}  {r.game:<15} {status:<11} {r.actions:>5} {_('actions')}  {', '.join(r.players)}")
+    return 0
+
+
+def cmd_run(args) -> int:
+    from web.serve import run  # the adapters are imported only to run the appliance
+
+    return run(args)
+
+
+def cmd_solve(args) -> int:
+    from .fight_solver import solve_cli
+
+    return solve_cli(args.rest)
+
+
+COMMANDS = {"replay": cmd_replay, "export": cmd_export, "games": cmd_games, "run": cmd_run, "solve": cmd_solve}
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

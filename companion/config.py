@@ -1,0 +1,58 @@
+"""Where the companion keeps its data, and its settings file.
+
+Settings come from, in order of strength: command-line flags, environment
+variables (``COMPANION_PIN``, ``COMPANION_DATA``, ``COMPANION_LANG``), the
+TOML file ``companion.toml`` in the data folder (or ``--config FILE``), and
+the defaults below.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+
+DEFAULTS = {
+    "language": "en",
+    "pin": None,                 # None: a random PIN at every start
+    "host": "0.0.0.0",
+    "port": 8000,
+    "name": "companion",        # the friendly name on the network
+    "display": {"driver": "ssd1306", "port": 1, "address": 0x3C, "rotate": 0},
+    "buttons": {"up": 17, "down": 27, "ok": 22, "back": 23},
+    "bounce_ms": 30,
+    "hold_s": 1.0,
+    "leds": [],                  # BCM pins, one per seat, lit while its entry is locked
+    "buzzer": None,              # BCM pin of a buzzer
+    "names": ["Ann", "Ben", "Chloé", "Dan", "Élodie", "François", "Zoë", "Łukasz"],
+    "max_streams": 100,
+    "threads": 0,                # 0: max_streams + 16
+}
+
+
+def default_data_dir() -> Path:
+    """``$COMPANION_DATA``, systemd's ``$STATE_DIRECTORY``, or the XDG data folder."""
+    for var in ("COMPANION_DATA", "STATE_DIRECTORY"):
+        if os.environ.get(var):
+            return Path(os.environ[var].split(":")[0])
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(base) / "companion"
+
+
+def load(data_dir: Path, path: str | None = None) -> dict:
+    """The settings: defaults, overlaid by the TOML file, overlaid by the environment."""
+    config = {k: (dict(v) if isinstance(v, dict) else v) for k, v in DEFAULTS.items()}
+    file = Path(path) if path else Path(data_dir) / "companion.toml"
+    if file.exists():
+        with file.open("rb") as fh:
+            loaded = tomllib.load(fh)
+        for key, value in loaded.items():
+            if isinstance(config.get(key), dict) and isinstance(value, dict):
+                config[key].update(value)
+            else:
+                config[key] = value
+    if os.environ.get("COMPANION_PIN"):
+        config["pin"] = os.environ["COMPANION_PIN"]
+    if os.environ.get("COMPANION_LANG"):
+        config["language"] = os.environ["COMPANION_LANG"]
+    return config

@@ -1,0 +1,176 @@
+"""The table session: the one writer of the current game.
+
+Buttons, phones and the command line all hand actions to
+:meth:`TableSession.submit`.  Under one lock it checks the action against the
+current state, appends it durably to the store, folds it into the timeline
+and then tells every subscriber (the OLED, the event streams) about the new
+state.  Nothing is stored or announced for a refused action.
+
+Subscribers are plain callables taking a :class:`Change`; they run in the
+submitting thread, in order, so they must be quick (hand the change to their
+own thread or wake a waiter; never block on I/O).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from dataclasses import dataclass, field
+from typing import Callable
+
+from . import timeline as tl
+from .errors import ActionError, IllegalActionError, StoreError
+from .i18n import N_
+from .store import Store, dump_action
+
+log = logging.getLogger("companion.session")
+
+
+@dataclass(frozen=True)
+class Change:
+    """What subscribers are told after every change of the table."""
+
+    version: int            # increases by one with every change, never repeats in a process
+    kind: str               # "action", "undo", "new_game", "resume", "table"
+    state: dict             # the public state after the change
+    action_type: str | None = None
+    secret: bool = False    # the change was a secret entry (its value is NOT in here)
+    seat: int | None = None  # the seat that acted, where the action names one
+
+
+@dataclass
+class TableInfo:
+    """Ephemeral facts about the table that are not part of any game log:
+    which phone claimed which seat, notices to show.  Adapters change it
+    through :meth:`TableSession.update_table` so that everyone is told."""
+
+    claims: dict = field(default_factory=dict)      # seat -> claim label (never a token)
+    notices: list = field(default_factory=list)     # (template, params)
+
+
+class TableSession:
+    def __init__(self, store: Store):
+        self.store = store
+        self.lock = threading.RLock()
+        self.timeline = tl.Timeline()
+        self.game_id: int | None = None
+        self.version = 0
+        self.table = TableInfo(notices=list(store.warnings))
+        self._subscribers: list[Callable[[Change], None]] = []
+        self._resume()
+
+    # -- start ----------------------------------------------------------------
+    def _resume(self) -> None:
+        """Pick up the most recent unfinished game, if any."""
+        record = self.store.latest_unfinished()
+        if record is None:
+            return
+        timeline = tl.Timeline()
+        lines = self.store.lines(record.id)
+        for n, line in enumerate(lines, start=1):
+            try:
+                timeline.apply(tl.parse_line(line))
+            except ActionError as exc:
+                # A stored line that no longer replays (should never happen):
+                # keep the prefix that does, and say so.
+                log.error("game %s line %s does not replay: %s", record.id, n, exc)
+                self.table.notices.append((N_("Game {id} could only be resumed up to line {n}."),
+                                           {"id": record.id, "n": n - 1}))
+                break
+        if timeline.started:
+            self.timeline, self.game_id = timeline, record.id
+
+    # -- reading --------------------------------------------------------------
+    def public(self) -> dict:
+        with self.lock:
+            return self.timeline.public()
+
+    def private(self, seat: int) -> dict:
+        with self.lock:
+            if not self.timeline.started or not 0 <= seat < len(self.timeline.players):
+                return {"game": None} if not self.timeline.started else self.timeline.public()
+            return self.timeline.private(seat)
+
+    def snapshot(self) -> tuple[int, dict]:
+        """(version, public state), consistent with each other."""
+        with self.lock:
+            return self.version, self.timeline.public()
+
+    @property
+    def game(self):
+        return self.timeline.game
+
+    @property
+    def players(self) -> tuple[str, ...]:
+        return self.timeline.players
+
+    # -- writing --------------------------------------------------------------
+    def submit(self, action, source: str = "") -> dict:
+        """Apply one action from any source; return the new public state.
+        Raises ActionError (refused, nothing changed) or StoreError."""
+        with self.lock:
+            if isinstance(action, dict) and action.get("type") == "new_game":
+                return self._new_game(action)
+            pending = self.timeline.check(action)
+            seq = len(self.timeline.log) + 1
+            nxt_finished, winner = self._outcome_after(pending)
+            self.store.append(self.game_id, seq, dump_action(action), nxt_finished, winner)
+            self.timeline.push(pending)
+            kind = "undo" if pending.step is None else "action"
+            secret = bool(pending.step and pending.step.secret)
+            seat = action.get("seat") if isinstance(action.get("seat"), int) else None
+            return self._announce(kind, action.get("type"), secret, seat)
+
+    def _outcome_after(self, pending: tl.Pending):
+        """(finished, winner) of the state the pending step leads to."""
+        if pending.step is None:
+            steps = self.timeline.steps[:-1]
+            state = steps[-1].state
+        else:
+            state = pending.step.state
+        game = self.timeline.game
+        if game.is_finished(state):
+            return True, game.public(state).get("winner")
+        return False, None
+
+    def _new_game(self, action: dict) -> dict:
+        fresh = tl.Timeline()
+        pending = fresh.check(action)      # raises on bad players/options: nothing changes
+        fresh.push(pending)
+        game_id = self.store.create_game(action["game"], fresh.players, dump_action(action))
+        self.timeline, self.game_id = fresh, game_id
+        return self._announce("new_game", "new_game", False, None)
+
+    def _announce(self, kind, action_type, secret, seat) -> dict:
+        self.version += 1
+        state = self.timeline.public()
+        change = Change(self.version, kind, state, action_type, secret, seat)
+        for callback in list(self._subscribers):
+            try:
+                callback(change)
+            except Exception:  # a broken screen must never undo a stored action
+                log.exception("subscriber %r failed", callback)
+        return state
+
+    def update_table(self, mutate: Callable[[TableInfo], None]) -> None:
+        """Change the table info (claims, notices) and tell everyone."""
+        with self.lock:
+            mutate(self.table)
+            self._announce("table", None, False, None)
+
+    def subscribe(self, callback: Callable[[Change], None]) -> Callable[[], None]:
+        """Call ``callback`` after every change; returns the unsubscribe function."""
+        with self.lock:
+            self._subscribers.append(callback)
+
+        def unsubscribe():
+            with self.lock:
+                if callback in self._subscribers:
+                    self._subscribers.remove(callback)
+        return unsubscribe
+
+    # -- the stored games -----------------------------------------------------
+    def export_lines(self, game_id: int | None = None) -> list[str]:
+        with self.lock:
+            return self.store.lines(self.game_id if game_id is None else game_id)
