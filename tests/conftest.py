@@ -1,0 +1,39 @@
+"""Shared fixtures: where ../shared is, a fresh store and session per test."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("COMPANION_SHARED", ROOT.parent / "shared"))
+SCENARIOS = SHARED / "scenarios"
+ARTIFACTS = ROOT / "test-artifacts"
+
+
+@pytest.fixture
+def store(tmp_path):
+    from companion.store import Store
+
+    s = Store(tmp_path / "data")
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def session(store):
+    from companion.session import TableSession
+
+    return TableSession(store)
+
+
+@pytest.fixture
+def companion_cmd():
+    """The installed ``companion`` command (the venv's), as a list for subprocess."""
+    exe = Path(sys.executable).with_name("companion")
+    if exe.exists():
+        return [str(exe)]
+    return [sys.executable, "-m", "companion.cli"]
