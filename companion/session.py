@@ -117,6 +117,8 @@ class TableSession:
             nxt_finished, winner = self._outcome_after(pending)
             self.store.append(self.game_id, seq, dump_action(action), nxt_finished, winner)
             self.timeline.push(pending)
+            if nxt_finished:
+                self.store.backup(self.game_id)
             kind = "undo" if pending.step is None else "action"
             secret = bool(pending.step and pending.step.secret)
             seat = action.get("seat") if isinstance(action.get("seat"), int) else None

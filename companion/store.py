@@ -40,6 +40,7 @@ CREATE TABLE IF NOT EXISTS actions (
 """
 
 DB_NAME = "companion.db"
+BACKUPS_KEPT = 100
 
 
 def dump_action(action: dict) -> str:
@@ -147,6 +148,29 @@ class Store:
         except sqlite3.Error as exc:
             self._rollback()
             raise StoreError(N_("could not store the action ({detail})"), detail=str(exc))
+
+    def backup(self, game_id: int, keep: int = BACKUPS_KEPT) -> Path | None:
+        """Copy a finished game's log to ``backups/`` (a rolling set of the
+        newest ``keep`` files), written atomically so a power cut leaves either
+        the old file or the whole new one."""
+        record = self.game(game_id)
+        if record is None:
+            return None
+        folder = self.dir / "backups"
+        try:
+            folder.mkdir(exist_ok=True)
+            target = folder / f"game-{game_id:06d}-{record.game}.jsonl"
+            tmp = target.with_suffix(".tmp")
+            with tmp.open("w", encoding="utf-8") as fh:
+                fh.write("\n".join(self.lines(game_id)) + "\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, target)
+            for old in sorted(folder.glob("game-*.jsonl"))[:-keep]:
+                old.unlink()
+            return target
+        except OSError:
+            return None  # a backup is a convenience: never fail the action for it
 
     def _rollback(self):
         try:

@@ -105,3 +105,22 @@ def test_a_damaged_file_is_moved_aside_and_what_can_be_read_is_kept(tmp_path):
     assert store.warnings, "the damage is reported"
     assert list(tmp_path.glob("companion.db.damaged-*"))
     TableSession(store).public()   # and the companion keeps running
+
+
+def test_a_finished_game_is_copied_to_the_rolling_backup(session, store):
+    session.submit(new(target=3))
+    session.submit({"type": "add", "seat": 0, "points": 4})
+    backups = list((store.dir / "backups").glob("game-*.jsonl"))
+    assert len(backups) == 1
+    assert replay(backups[0].read_text().splitlines()).public()["winner"] == [0]
+
+
+def test_the_backup_keeps_only_the_newest(store):
+    s = TableSession(store)
+    for _ in range(4):
+        s.submit(new(target=1))
+        s.submit({"type": "add", "seat": 1, "points": 1})
+    for gid in range(1, 5):
+        store.backup(gid, keep=2)
+    names = sorted(p.name for p in (store.dir / "backups").glob("game-*.jsonl"))
+    assert names == ["game-000003-scoreboard.jsonl", "game-000004-scoreboard.jsonl"]

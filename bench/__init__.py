@@ -1,0 +1,1 @@
+"""The project's single benchmark command: ``.venv/bin/python -m bench``."""

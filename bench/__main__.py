@@ -1,0 +1,93 @@
+"""Run every benchmark, print a table and write ``bench/results/latest.json``.
+
+    .venv/bin/python -m bench [--quick] [--only NAME ...]
+
+Each figure is printed beside a baseline measured in the same run on the same
+machine (a bare gpiozero callback, a bare streaming endpoint, a bare JSON
+parse...), so numbers from different machines can be compared by their ratio.
+Targets are printed, never asserted: the tests do not time anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import platform
+import sys
+import time
+import traceback
+from pathlib import Path
+
+SUITES = ["bench_core", "bench_box", "bench_push", "bench_solver", "bench_idle"]
+
+
+def machine() -> dict:
+    cpu = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    import os
+
+    return {"python": platform.python_version(), "machine": platform.machine(), "cpu": cpu,
+            "cores": os.cpu_count(), "date": time.strftime("%Y-%m-%d")}
+
+
+def fmt(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m bench")
+    p.add_argument("--quick", action="store_true", help="fewer samples (smoke run)")
+    p.add_argument("--only", nargs="*", help="suites to run (default: all)")
+    args = p.parse_args(argv)
+    results = {"machine": machine()}
+    for name in args.only or SUITES:
+        try:
+            module = importlib.import_module(f"bench.{name}")
+        except ModuleNotFoundError as exc:
+            results[name] = {"skipped": str(exc)}
+            continue
+        t0 = time.perf_counter()
+        try:
+            kwargs = {"quick": True} if args.quick and "quick" in module.run.__code__.co_varnames else {}
+            results[name] = module.run(**kwargs)
+        except Exception as exc:  # a broken suite must not hide the others
+            traceback.print_exc()
+            results[name] = {"error": f"{type(exc).__name__}: {exc}"}
+        results[name]["_seconds"] = round(time.perf_counter() - t0, 2)
+    out = Path(__file__).with_name("results")
+    out.mkdir(exist_ok=True)
+    (out / "latest.json").write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    print(f"machine: {results['machine']}")
+    for suite, figures in results.items():
+        if suite == "machine":
+            continue
+        print(f"\n[{suite}]")
+        flat = _flatten(figures)
+        width = max((len(k) for k in flat), default=10)
+        for key, value in flat.items():
+            print(f"  {key:<{width}}  {fmt(value)}")
+    print(f"\nwritten: {out / 'latest.json'}")
+    return 0
+
+
+def _flatten(obj, prefix=""):
+    out = {}
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            out.update(_flatten(v, f"{prefix}{k}." if isinstance(v, dict) else f"{prefix}{k}"))
+            if not isinstance(v, dict):
+                out[f"{prefix}{k}"] = v
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(main())
