@@ -147,7 +147,7 @@ def cmd_run(args) -> int:
 def cmd_solve(args) -> int:
     from .fight_solver import solve_cli
 
-    return solve_cli(args.rest)
+    return solve_cli([args.game, *args.rest])
 
 
 COMMANDS = {"replay": cmd_replay, "export": cmd_export, "games": cmd_games, "run": cmd_run, "solve": cmd_solve}
