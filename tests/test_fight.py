@@ -16,7 +16,6 @@ from companion.errors import IllegalActionError, InvalidActionError
 from companion.games import fight
 from companion.timeline import ReplayError, Timeline, replay
 
-SCENARIOS = Path("/work/shared/scenarios/fight")
 STANDARD = {"20": 1, "10": 2, "5": 3, "1": 4}
 
 
@@ -277,29 +276,6 @@ def test_legal_changes_are_every_affordable_sub_multiset(table, played):
                 for c in combinations(coins, r) if sum(c) <= played - 1}
     got = fight.legal_changes(table, played)
     assert {tuple(c) for c in got} == expected and len(got) == len(expected)
-
-
-# -- scenarios -----------------------------------------------------------------------
-
-def _matches(got, want) -> bool:
-    if isinstance(want, dict):
-        return isinstance(got, dict) and all(k in got and _matches(got[k], v) for k, v in want.items())
-    if isinstance(want, list):
-        return isinstance(got, list) and len(got) == len(want) and all(map(_matches, got, want))
-    return type(got) is type(want) and got == want
-
-
-@pytest.mark.parametrize("path", sorted(SCENARIOS.glob("*.jsonl")) if SCENARIOS.is_dir() else [],
-                         ids=lambda p: p.stem)
-def test_scenario(path):
-    expect = json.loads(path.with_suffix("").with_suffix(".expect.json").read_text())
-    lines = path.read_text().splitlines()
-    if expect["exit"] == 0:
-        assert _matches(replay(lines).public(), expect["state"])
-    else:
-        with pytest.raises(ReplayError) as info:
-            replay(lines)
-        assert str(info.value).startswith(f"line {expect['line']}:")
 
 
 # -- properties ------------------------------------------------------------------------

@@ -27,7 +27,6 @@ from companion.timeline import ReplayError, Timeline, replay
 
 PLAYERS = ["Ann", "Ben", "Cat", "Dan"]
 FULL = list(range(10))
-SCENARIOS = Path(__file__).resolve().parents[2] / "shared" / "scenarios" / "third-man"
 
 
 # -- helpers ------------------------------------------------------------------
@@ -494,35 +493,6 @@ def test_undo_the_lead_card_returns_it():
     tl.apply({"type": "undo"})
     assert tl.public()["hands"][0] == FULL
     assert tl.public()["pending"] == {"lead_card": None, "entered": []}
-
-
-# -- scenarios ---------------------------------------------------------------------
-
-@functools.lru_cache(maxsize=None)
-def _checker():
-    """The shared scenario checker, for its exact matching rule."""
-    path = SCENARIOS.parents[1] / "tools" / "check_scenarios.py"
-    spec = importlib.util.spec_from_file_location("check_scenarios", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.mark.skipif(not SCENARIOS.is_dir(), reason="shared scenarios not present")
-@pytest.mark.parametrize("name", ["one_bid", "bid_under_way", "err_five_players"])
-def test_scenario(name):
-    expect = json.loads((SCENARIOS / f"{name}.expect.json").read_text())
-    lines = (SCENARIOS / f"{name}.jsonl").read_text().splitlines()
-    if expect["exit"] == 0:
-        view = replay(lines).public()
-        json.dumps(view)
-        for key, want in expect["state"].items():
-            assert key in view
-            assert _checker().matches(view[key], want), key
-    else:
-        with pytest.raises(ReplayError) as info:
-            replay(lines)
-        assert info.value.line == expect["line"]
 
 
 # -- properties over random legal bid sequences -------------------------------------
