@@ -1,0 +1,341 @@
+"""The box: buttons and OLED around one table session.
+
+One worker thread owns everything that changes the screen.  It sleeps on a
+queue fed by
+
+* the button callbacks (an edge and its :func:`time.monotonic` stamp),
+* the session (a change made by a phone or the command line),
+* :meth:`Box.show_join` and the display retry thread,
+
+and wakes up early only for its own deadlines (the end of a debounce
+window, a long press, a message or a reveal that goes by itself).  There is
+no polling loop: an idle box costs nothing.  After each item the worker
+draws the frame; a frame that differs from the last one gets a new version,
+goes to the panel and is announced to :meth:`subscribe_frames` callbacks.
+
+In mock mode the pins are gpiozero's ``MockFactory`` pins and the panel is
+luma's ``dummy``; :meth:`press` and :meth:`hold` drive the mock pins, so the
+same code paths run as on the Pi, and return once the worker has handled the
+edges and drawn the new frame.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import queue
+import threading
+import time
+from collections import Counter, deque
+from dataclasses import dataclass
+from functools import partial
+
+from PIL import Image
+
+from companion.i18n import set_language
+
+from .buttons import HOLDABLE, Buttons, Debouncer, button_names
+from .display import Screen, open_device, settings as display_settings, DisplayConfigError
+from .draw import HEIGHT, WIDTH, Canvas
+from .outputs import Outputs
+from .ui.app import App
+
+log = logging.getLogger("hardware.box")
+
+_STOP = object()
+WAIT_S = 10.0        # press()/hold() give up after this long (a stuck worker)
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One frame as drawn: its version, the image, the strings drawn on it,
+    and whether it shows one seat's private view (a secret being chosen)."""
+
+    version: int
+    image: Image.Image
+    texts: tuple[str, ...]
+    private: bool = False
+
+
+class Box:
+    def __init__(self, session, config: dict, mock: bool = False, *, pin_factory=None, display_factory=None):
+        self.session = session
+        self.config = config
+        self.mock = mock
+        self.bounce_s = max(0.0, float(config.get("bounce_ms", 30))) / 1000
+        self.hold_s = float(config.get("hold_s", 1.0))
+        self.button_names = button_names(config)
+
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._cond = threading.Condition()
+        self._posted = 0                  # items put on the queue
+        self._done = 0                    # items handled and drawn
+        self._holds: Counter = Counter()  # long presses handled and drawn, per button
+        self._inline: list = []           # changes made by the worker itself
+        self._worker: threading.Thread | None = None
+        self._worker_id: int | None = None
+        self._unsubscribe = None
+        self._frame_callbacks: list = []
+        self._released: dict[str, float] = {}
+        self._last_bytes = b""
+        self.frame = Frame(0, Image.new("1", (WIDTH, HEIGHT), 0), ())
+        self.render_times: deque[float] = deque(maxlen=2000)   # seconds per frame drawn
+        self.wakeups = 0                  # worker loop turns (stays still while idle)
+
+        # Pins: gpiozero's MockFactory in mock mode, passed to each device.
+        if pin_factory is None and mock:
+            from gpiozero.pins.mock import MockFactory
+
+            pin_factory = MockFactory()
+        self.pin_factory = pin_factory
+        self.debouncer = Debouncer(self.bounce_s, self.hold_s, HOLDABLE)
+        self.buttons: Buttons | None = None
+        try:
+            self.buttons = Buttons(config, pin_factory, self._on_edge, time.monotonic)
+        except Exception as exc:
+            if mock:
+                raise
+            log.error("buttons unavailable (%s: %s); the web page still works", type(exc).__name__, exc)
+        if self.buttons is not None:
+            for name in self.buttons.devices:
+                self.debouncer.add(name, self.buttons.level(name))   # held at power-on: disarmed
+        self.outputs = Outputs(config, pin_factory, strict=mock)
+
+        # The panel: never raises here; frames are kept in memory anyway.
+        try:
+            retry_s = display_settings(config)["retry_s"]
+        except DisplayConfigError:
+            retry_s = 5.0
+        opener = display_factory or partial(open_device, config, mock)
+        self.screen = Screen(opener, lambda device: self._post(("display", device)), retry_s)
+        self.app = App(session, config, chirp=self.outputs.chirp)
+
+    # -- life -----------------------------------------------------------------------
+    def start(self) -> None:
+        """Subscribe to the session and start the worker; returns after the first frame."""
+        if self._worker is not None:
+            return
+        self._unsubscribe = self.session.subscribe(self._on_change)
+        self._worker = threading.Thread(target=self._run, name="box", daemon=True)
+        self._worker.start()
+        self._wait(self._post(("refresh",)))
+
+    def close(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            self._queue.put(_STOP)
+            worker.join(timeout=5)
+        self.screen.close()
+        if self.buttons is not None:
+            self.buttons.close()
+        self.outputs.close()
+
+    # -- what others call -------------------------------------------------------------
+    @property
+    def frame_version(self) -> int:
+        return self.frame.version
+
+    def frame_png(self, scale: int = 2) -> bytes:
+        """The current frame as PNG, 128*scale x 64*scale."""
+        if not isinstance(scale, int) or isinstance(scale, bool) or not 1 <= scale <= 16:
+            raise ValueError("scale must be an integer from 1 to 16")
+        image = self.frame.image
+        if scale != 1:
+            image = image.resize((WIDTH * scale, HEIGHT * scale), Image.NEAREST)
+        out = io.BytesIO()
+        image.save(out, "PNG")
+        return out.getvalue()
+
+    def subscribe_frames(self, callback):
+        """``callback(frame_version)`` after each new frame (on the box's thread: be quick)."""
+        self._frame_callbacks.append(callback)
+
+        def unsubscribe():
+            if callback in self._frame_callbacks:
+                self._frame_callbacks.remove(callback)
+        return unsubscribe
+
+    def show_join(self, url: str, pin: str) -> None:
+        """What the join screen shows: the table's URL (as a QR code) and PIN."""
+        self._post(("join", str(url), str(pin)))
+
+    def flush(self) -> None:
+        """Wait until everything queued so far (a phone's change...) is handled and drawn."""
+        if self._worker is None:
+            raise RuntimeError("the box is not started")
+        self._wait(self._post(("noop",)))
+
+    def press(self, name: str) -> None:
+        """Mock mode: a short press of ``name`` (low past the debounce time,
+        then high); returns once handled and drawn.  KeyError: unknown name."""
+        pin = self._mock_pin(name)
+        self._settle(name)
+        low_at = self._drive(pin.drive_low)
+        _sleep_until(low_at + self.bounce_s + 0.001)
+        self._drive(pin.drive_high)
+        self._released[name] = time.monotonic()
+
+    def hold(self, name: str) -> bool:
+        """Mock mode: a long press of ``name`` (low for longer than ``hold_s``);
+        returns once handled and drawn; False if no long press was seen
+        (a button disarmed because it was held at start)."""
+        pin = self._mock_pin(name)
+        self._settle(name)
+        with self._cond:
+            before = self._holds[name]
+        low_at = self._drive(pin.drive_low)
+        seen = True
+        if name in HOLDABLE:
+            with self._cond:
+                seen = self._cond.wait_for(lambda: self._holds[name] > before, self.hold_s + self.bounce_s + 2)
+        else:
+            _sleep_until(low_at + self.hold_s + 0.001)
+        self._drive(pin.drive_high)
+        self._released[name] = time.monotonic()
+        return seen
+
+    def _mock_pin(self, name: str):
+        if name not in self.button_names:
+            raise KeyError(name)
+        if not self.mock or self.buttons is None:
+            raise RuntimeError("press() and hold() drive mock pins: mock mode only")
+        if self._worker is None:
+            raise RuntimeError("the box is not started")
+        if threading.get_ident() == self._worker_id:
+            raise RuntimeError("press() and hold() cannot run on the box's own thread")
+        return self.buttons.devices[name].pin
+
+    def _settle(self, name: str) -> None:
+        """Let the last release's debounce window pass, so this press is not bounce."""
+        released = self._released.get(name)
+        if released is not None:
+            _sleep_until(released + self.bounce_s + 0.001)
+
+    def _drive(self, drive) -> float:
+        """Drive a mock pin (its callbacks run here and queue the edge), then
+        wait until the worker has handled it and drawn; returns the time of the edge."""
+        drive()
+        at = time.monotonic()
+        with self._cond:
+            ticket = self._posted
+        self._wait(ticket)
+        return at
+
+    def _wait(self, ticket: int) -> None:
+        with self._cond:
+            if not self._cond.wait_for(lambda: self._done >= ticket, WAIT_S):
+                raise TimeoutError("the box did not handle the input in time")
+
+    # -- inputs to the worker ----------------------------------------------------------
+    def _post(self, item) -> int:
+        with self._cond:
+            self._posted += 1
+            self._queue.put(item)
+            return self._posted
+
+    def _on_edge(self, name: str, pressed: bool, at: float) -> None:
+        self._post(("edge", name, pressed, at))
+
+    def _on_change(self, change) -> None:
+        # Runs in the submitting thread, under the session lock: only queue it.
+        if threading.get_ident() == self._worker_id:
+            self._inline.append(change)      # our own action: handled before the next frame
+        else:
+            self._post(("change", change))
+
+    # -- the worker --------------------------------------------------------------------
+    def _run(self) -> None:
+        self._worker_id = threading.get_ident()
+        set_language(self.config.get("language"))
+        while True:
+            try:
+                item = self._queue.get(timeout=self._timeout())
+            except queue.Empty:
+                item = None                  # a deadline
+            self.wakeups += 1
+            if item is _STOP:
+                break
+            holds: list[str] = []
+            try:
+                if item is not None:
+                    self._handle(item, holds)
+                self._due(holds)
+                self._render()
+            except Exception:  # one bad item must not kill the box
+                log.exception("box: handling %r failed", item)
+            finally:
+                with self._cond:
+                    if item is not None:
+                        self._done += 1
+                    for name in holds:
+                        self._holds[name] += 1
+                    self._cond.notify_all()
+
+    def _timeout(self) -> float | None:
+        deadlines = [t for t in (self.debouncer.next_deadline(), self.app.next_deadline()) if t is not None]
+        if not deadlines:
+            return None                      # sleep until something happens
+        return max(0.0, min(deadlines) - time.monotonic())
+
+    def _handle(self, item, holds: list[str]) -> None:
+        kind = item[0]
+        if kind == "edge":
+            _kind, name, pressed, at = item
+            self._dispatch(self.debouncer.edge(name, pressed, at), holds)
+        elif kind == "change":
+            self.app.refresh(item[1])
+        elif kind == "refresh":
+            self.app.refresh(None)
+        elif kind == "join":
+            self.app.join = (item[1], item[2])
+        elif kind == "display":
+            self.screen.adopt(item[1])
+            self.screen.show(self.frame.image)
+        self._drain_inline()
+
+    def _due(self, holds: list[str]) -> None:
+        now = time.monotonic()
+        if self.buttons is not None:
+            self._dispatch(self.debouncer.due(now, self.buttons.level), holds)
+        self.app.due(now)
+        self._drain_inline()
+
+    def _dispatch(self, events, holds: list[str]) -> None:
+        for kind, name in events:
+            if kind == "press":
+                self.app.key(name)
+            else:
+                self.app.hold(name)
+                holds.append(name)
+            self._drain_inline()
+
+    def _drain_inline(self) -> None:
+        while self._inline:
+            self.app.refresh(self._inline.pop(0))
+
+    def _render(self) -> None:
+        started = time.perf_counter()
+        canvas = Canvas()
+        self.app.draw(canvas)
+        data = canvas.image.tobytes()
+        self.render_times.append(time.perf_counter() - started)
+        self.outputs.show_locked(self.app.locked_seats())
+        if data == self._last_bytes and canvas.private == self.frame.private:
+            return
+        self._last_bytes = data
+        self.frame = Frame(self.frame.version + 1, canvas.image, tuple(canvas.texts), canvas.private)
+        self.screen.show(canvas.image)
+        for callback in list(self._frame_callbacks):
+            try:
+                callback(self.frame.version)
+            except Exception:
+                log.exception("frame subscriber %r failed", callback)
+
+
+def _sleep_until(deadline: float) -> None:
+    delay = deadline - time.monotonic()
+    if delay > 0:
+        time.sleep(delay)

@@ -1,0 +1,184 @@
+"""The box's screen logic: which screen is up, and what a button does.
+
+:class:`App` is a plain single-threaded object driven by the box's worker:
+``key``/``hold`` for debounced buttons, ``refresh`` after a session change,
+``due`` when one of its timers is up, ``draw`` for the frame.  Its parts:
+
+* the game's controller (``hardware.ui.CONTROLLERS``, or the generic one),
+  rebuilt when a new game starts;
+* a stack of layers over it (menus, the undo question, the QR code);
+* a message panel ("toast") for refused actions, dismissed by the next
+  button (which does nothing else) or after a few seconds;
+* named timers (deadlines the worker waits for; nothing polls).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Callable
+
+from companion.errors import CompanionError
+from companion.i18n import _, translate_error
+
+from .. import draw as d
+from ..draw import Canvas
+from .base import Controller
+from .menus import Layer, MainMenu, UndoConfirm
+
+log = logging.getLogger("hardware.ui")
+
+TOAST_S = 4.0
+
+
+class App:
+    def __init__(self, session, config: dict, *, chirp: Callable[[int], None] = lambda n: None,
+                 clock: Callable[[], float] = time.monotonic):
+        from . import controller_class
+
+        self.session = session
+        self.config = config
+        self.language = config.get("language")
+        self.chirp = chirp
+        self.clock = clock
+        self.controller_class = controller_class
+        self.public: dict = {"game": None}
+        self.controller: Controller | None = None
+        self.layers: list[Layer] = []
+        self.toast: list[str] | None = None
+        self.join: tuple[str, str] | None = None
+        self.timers: dict[str, tuple[float, Callable[[], None]]] = {}
+
+    # -- the table ---------------------------------------------------------------
+    def has_game(self) -> bool:
+        return self.controller is not None
+
+    def names(self) -> list[str]:
+        return [str(n) for n in (self.config.get("names") or [])]
+
+    def refresh(self, change=None) -> None:
+        """Follow the session after ``change`` (None: at start).
+
+        The state is the one *of that change*, not the session's current one:
+        when a phone's changes queue up, each is followed in turn, so a
+        reveal or a round's end is never skipped over."""
+        self.public = change.state if change is not None else self.session.public()
+        game = self.public.get("game")
+        rebuild = (change is None and (self.controller is None) != (game is None)) or (
+            change is not None and change.kind in ("new_game", "resume"))
+        if rebuild:
+            self.cancel_timers()
+            if change is not None:
+                self.layers.clear()         # a new game (maybe from a phone): show it
+            self.controller = self.controller_class(game)(self) if game else None
+        if self.controller is not None:
+            self.controller.sync(self.public, change)
+
+    def private(self, seat: int) -> dict:
+        return self.session.private(seat)
+
+    def submit(self, action: dict) -> bool:
+        """Hand ``action`` to the session; on refusal show why and return False."""
+        try:
+            self.session.submit(action, source="buttons")
+            return True
+        except CompanionError as exc:
+            self.show_message(translate_error(exc, self.language))
+            return False
+
+    def show_message(self, text: str, seconds: float = TOAST_S) -> None:
+        self.toast = d.wrap(text, d.BODY, d.WIDTH - 14) or [text]
+        self.set_timer("toast", seconds, self._clear_toast)
+
+    def _clear_toast(self) -> None:
+        self.toast = None
+
+    # -- layers ------------------------------------------------------------------
+    def push(self, layer: Layer) -> None:
+        if self.controller is not None:
+            self.controller.leave_private()
+        self.layers.append(layer)
+
+    def pop(self) -> None:
+        if self.layers:
+            self.layers.pop()
+
+    def close_layers(self) -> None:
+        self.layers.clear()
+
+    def open_menu(self) -> None:
+        self.push(MainMenu(self))
+
+    # -- buttons -----------------------------------------------------------------
+    def key(self, name: str) -> None:
+        if self.toast is not None:
+            self.cancel_timer("toast")
+            self.toast = None               # the button that closes a message does nothing else
+            return
+        if self.layers:
+            self.layers[-1].key(name)
+            return
+        if self.controller is None:
+            if name in ("ok", "back"):
+                self.open_menu()
+            return
+        if not self.controller.key(name) and name == "back":
+            self.open_menu()
+
+    def hold(self, name: str) -> None:
+        """A long press: BACK asks whether to undo; others mean nothing."""
+        if name != "back":
+            return
+        self.toast = None
+        if self.layers and isinstance(self.layers[-1], UndoConfirm):
+            return
+        if self.controller is None:
+            self.show_message(_("Nothing to undo: no game yet."))
+            return
+        self.push(UndoConfirm(self))
+
+    # -- timers ------------------------------------------------------------------
+    def set_timer(self, key: str, seconds: float, fn: Callable[[], None]) -> None:
+        self.timers[key] = (self.clock() + seconds, fn)
+
+    def cancel_timer(self, key: str) -> None:
+        self.timers.pop(key, None)
+
+    def cancel_timers(self) -> None:
+        toast = self.timers.get("toast")
+        self.timers.clear()
+        if toast:
+            self.timers["toast"] = toast
+
+    def next_deadline(self) -> float | None:
+        return min((t for t, _fn in self.timers.values()), default=None)
+
+    def due(self, now: float) -> None:
+        for key, (deadline, fn) in sorted(self.timers.items(), key=lambda kv: kv[1][0]):
+            if deadline <= now and self.timers.get(key, (None,))[0] == deadline:
+                del self.timers[key]
+                fn()
+
+    # -- the frame ---------------------------------------------------------------
+    def draw(self, c: Canvas) -> None:
+        if self.layers:
+            self.layers[-1].draw(c)
+        elif self.controller is not None:
+            self.controller.draw(c, self.public)
+        else:
+            self._draw_idle(c)
+        if self.toast:
+            c.panel(self.toast)
+
+    def locked_seats(self) -> set[int]:
+        if self.controller is None:
+            return set()
+        return self.controller.locked_seats(self.public)
+
+    def _draw_idle(self, c: Canvas) -> None:
+        """The neutral screen before any game."""
+        c.center(4, _("Game companion"), d.TITLE)
+        c.hline(8, d.WIDTH - 9, 22)
+        c.center(27, _("OK: menu · new game"), d.BODY)
+        if self.join is not None:
+            c.center(45, _("Phones: PIN {pin}", pin=self.join[1]), d.SMALL)

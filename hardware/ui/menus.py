@@ -1,0 +1,280 @@
+"""The box's menus: layers drawn over the game (or the idle screen).
+
+BACK (short) opens the main menu from a game screen:
+
+    Back to game · New game · Undo last action · Phones (QR code)
+
+New game → pick the game (``companion.games.available()``) → the set-up
+list: "Start ▸" first (so OK, OK, OK starts a game with the names of the
+previous one), then the game's options, the number of players when the game
+allows several, and one row per seat; OK on a seat opens the short list of
+names from the settings (``names``), without the ones other seats already
+have.
+
+A long press of BACK, anywhere, asks "Undo the last action?" (OK = undo).
+"""
+
+from __future__ import annotations
+
+import segno
+
+from companion import games
+from companion.i18n import _
+from companion.timeline import MAX_NAME
+
+from .. import draw as d
+from ..draw import Canvas
+
+ROW_H = 12
+ROWS = 4
+
+
+class Layer:
+    """A screen over the game: gets every button, draws the whole frame."""
+
+    def __init__(self, app):
+        self.app = app
+
+    def key(self, name: str) -> None:
+        if name == "back":
+            self.app.pop()
+
+    def draw(self, c: Canvas) -> None:
+        raise NotImplementedError
+
+
+class ListLayer(Layer):
+    """A title and rows: UP/DOWN move (wrapping), OK picks, BACK leaves."""
+
+    title = ""
+
+    def __init__(self, app, cursor: int = 0):
+        super().__init__(app)
+        self.cursor = cursor
+
+    def rows(self) -> list[tuple[str, str]]:
+        """(label, right-hand text) of each row."""
+        raise NotImplementedError
+
+    def pick(self, index: int) -> None:
+        raise NotImplementedError
+
+    def key(self, name: str) -> None:
+        n = len(self.rows())
+        if name in ("up", "down") and n:
+            self.cursor = (self.cursor + (-1 if name == "up" else 1)) % n
+        elif name == "ok" and n:
+            self.pick(min(self.cursor, n - 1))
+        elif name == "back":
+            self.app.pop()
+
+    def draw(self, c: Canvas) -> None:
+        rows = self.rows()
+        self.cursor = min(self.cursor, max(0, len(rows) - 1))
+        c.header(self.title, f"{self.cursor + 1}/{len(rows)}" if len(rows) > ROWS else "")
+        first = max(0, min(self.cursor - ROWS + 2, len(rows) - ROWS)) if self.cursor >= ROWS - 1 else 0
+        for i, (label, right) in enumerate(rows[first:first + ROWS]):
+            c.row(14 + i * ROW_H, label, first + i == self.cursor, height=ROW_H, right=right)
+
+
+class MainMenu(ListLayer):
+    def __init__(self, app):
+        super().__init__(app)
+        self.title = _("Menu")
+
+    def entries(self):
+        items = []
+        if self.app.has_game():
+            items.append((_("Back to game"), "", self.app.pop))
+        items.append((_("New game"), "\u25b8", lambda: self.app.push(GamePicker(self.app))))
+        if self.app.has_game():
+            items.append((_("Undo last action"), "", lambda: self.app.push(UndoConfirm(self.app))))
+        items.append((_("Phones (QR code)"), "", lambda: self.app.push(JoinScreen(self.app))))
+        return items
+
+    def rows(self):
+        return [(label, right) for label, right, _act in self.entries()]
+
+    def pick(self, index):
+        self.entries()[index][2]()
+
+
+class GamePicker(ListLayer):
+    def __init__(self, app):
+        super().__init__(app)
+        self.title = _("Pick the game")
+        self.ids = games.available()
+        current = app.public.get("game")
+        if current in self.ids:
+            self.cursor = self.ids.index(current)
+
+    def rows(self):
+        return [(_(games.get(gid).title), "") for gid in self.ids]
+
+    def pick(self, index):
+        self.app.push(Setup(self.app, self.ids[index]))
+
+
+class Setup(ListLayer):
+    """The new game: Start, options, number of players, names."""
+
+    def __init__(self, app, game_id: str):
+        super().__init__(app)
+        self.game = games.get(game_id)
+        self.title = _(self.game.title)
+        self.options = list(app.controller_class(game_id).OPTIONS)
+        previous = list(app.public.get("players") or [])
+        lo, hi = self.game.min_players, min(self.game.max_players, 8)
+        count = len(previous) if lo <= len(previous) <= hi else max(lo, min(4, hi))
+        self.players = default_players(count, previous, app.names())
+        self.values = {o["key"]: o["default"](self.players) for o in self.options}
+
+    def _entries(self):
+        entries = [("start", _("Start"), "\u25b8")]
+        for o in self.options:
+            choices = dict(o["choices"](self.players))
+            entries.append((("option", o), _(o["label"]), str(choices.get(self.values[o["key"]], ""))))
+        if self.game.min_players != min(self.game.max_players, 8):
+            entries.append(("count", _("Players"), str(len(self.players))))
+        for seat, name in enumerate(self.players):
+            entries.append((("seat", seat), f"{seat + 1}. {name}", ""))
+        return entries
+
+    def rows(self):
+        return [(label, right) for _what, label, right in self._entries()]
+
+    def pick(self, index):
+        what = self._entries()[index][0]
+        if what == "start":
+            action = {"type": "new_game", "game": self.game.id, "players": list(self.players)}
+            if self.values:
+                action["options"] = dict(self.values)
+            if self.app.submit(action):
+                self.app.close_layers()
+        elif what == "count":
+            lo, hi = self.game.min_players, min(self.game.max_players, 8)
+            count = len(self.players) + 1 if len(self.players) < hi else lo
+            self.players = default_players(count, self.players, self.app.names())
+            self._clamp_options()
+        elif what[0] == "option":
+            option = what[1]
+            values = [v for v, _text in option["choices"](self.players)]
+            current = self.values[option["key"]]
+            self.values[option["key"]] = values[(values.index(current) + 1) % len(values)] if current in values else values[0]
+        elif what[0] == "seat":
+            self.app.push(NamePicker(self.app, self, what[1]))
+
+    def _clamp_options(self):
+        for o in self.options:
+            values = [v for v, _text in o["choices"](self.players)]
+            if self.values[o["key"]] not in values:
+                self.values[o["key"]] = o["default"](self.players)
+
+
+class NamePicker(ListLayer):
+    """The short list of names (settings ``names``) for one seat."""
+
+    def __init__(self, app, setup: Setup, seat: int):
+        super().__init__(app)
+        self.setup, self.seat = setup, seat
+        self.title = _("Seat {n}", n=seat + 1)
+        taken = {n for s, n in enumerate(setup.players) if s != seat}
+        current = setup.players[seat]
+        self.names = [current] + [n for n in app.names() if n not in taken and n != current]
+
+    def rows(self):
+        return [(name, "\u2713" if i == 0 else "") for i, name in enumerate(self.names)]
+
+    def pick(self, index):
+        self.setup.players[self.seat] = self.names[index]
+        self.app.pop()
+
+
+class UndoConfirm(Layer):
+    def key(self, name: str) -> None:
+        if name not in ("ok", "back"):
+            return
+        self.app.pop()
+        if name == "ok":
+            if self.app.submit({"type": "undo"}):
+                self.app.close_layers()
+
+    def draw(self, c: Canvas) -> None:
+        c.header(_("Undo"))
+        c.center(17, _("Undo the last action?"), d.BODY)
+        c.center(33, _("OK: undo"), d.STRONG)
+        c.center(48, _("BACK: keep it"), d.BODY)
+
+
+class JoinScreen(Layer):
+    """The table's address as a QR code (2 px per module) and the PIN."""
+
+    def key(self, name: str) -> None:
+        if name in ("ok", "back"):
+            self.app.pop()
+
+    def draw(self, c: Canvas) -> None:
+        join = self.app.join
+        if join is None:
+            c.header(_("Phones"))
+            c.center(24, _("The web page is not running."), d.SMALL)
+            return
+        url, pin = join
+        code = qr_image(url)
+        x = 2
+        if code is not None:
+            top = (d.HEIGHT - code.height) // 2
+            c.paste(code, 0, top)
+            x = code.width + 3
+        else:
+            c.text_fit(0, 52, url, d.WIDTH, d.SMALL)
+        c.text(x, 2, _("Join:"), d.SMALL)
+        c.text(x, 14, _("PIN"), d.SMALL)
+        c.text(x, 25, str(pin), d.largest_fitting(str(pin), d.WIDTH - x, (d.BIG, d.TITLE, d.STRONG, d.SMALL)))
+        if code is not None:
+            host = url.split("//", 1)[-1].rstrip("/")
+            lines = d.wrap(host.replace(":", " :").replace("/", " /"), d.SMALL, d.WIDTH - x)
+            for i, line in enumerate(lines[:2]):
+                c.text(x, 43 + i * 10, line.replace(" :", ":").replace(" /", "/"), d.SMALL)
+
+
+def qr_image(url: str, scale: int = 2):
+    """The QR code of ``url`` as a mode "1" image with lit quiet zone and dark
+    modules (scanners want dark on light), or None if it cannot fit 64 px at
+    2 px per module (1 px per module does not scan)."""
+    code = segno.make_qr(url, error="m")
+    size = code.symbol_size(scale=1, border=0)[0]
+    for border in (2, 1):
+        if (size + 2 * border) * scale <= d.HEIGHT:
+            break
+    else:
+        return None
+    from PIL import Image
+
+    side = (size + 2 * border) * scale
+    image = Image.new("1", (side, side), d.ON)
+    pixels = image.load()
+    for r, row in enumerate(code.matrix):
+        for col, dark in enumerate(row):
+            if dark:
+                for dy in range(scale):
+                    for dx in range(scale):
+                        pixels[(col + border) * scale + dx, (r + border) * scale + dy] = d.OFF
+    return image
+
+
+def default_players(count: int, previous: list[str], names: list[str]) -> list[str]:
+    """``count`` distinct names: the previous game's first, then the settings' list."""
+    chosen: list[str] = []
+    for name in list(previous) + list(names):
+        if len(chosen) == count:
+            break
+        if name and name not in chosen and len(name) <= MAX_NAME:
+            chosen.append(name)
+    n = 1
+    while len(chosen) < count:
+        candidate = _("Player {n}", n=n)
+        if candidate not in chosen:
+            chosen.append(candidate)
+        n += 1
+    return chosen
