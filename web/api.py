@@ -1,0 +1,149 @@
+"""The fixed routes of the table: state, live events, actions."""
+
+from __future__ import annotations
+
+import json
+
+from flask import Blueprint, Response, jsonify, request
+
+from companion import games as game_registry
+from companion.i18n import N_, gettext
+
+from .app import companion
+from .auth import PIN_HEADER, SEAT_ENTRIES, TOKEN_HEADER, may_enter
+from .errors import ApiError, request_language
+
+bp = Blueprint("api", __name__)
+
+
+@bp.get("/api/state")
+def state():
+    response = jsonify(companion().session.public())
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@bp.get("/api/games")
+def games():
+    """What a "new game" form needs: each game's id, title, seat counts,
+    options, and the move through which a seat enters its own secret."""
+    language = request_language()
+    listed = []
+    for game_id in game_registry.available():
+        game = game_registry.get(game_id)
+        listed.append({
+            "id": game.id,
+            "title": gettext(game.title, language),
+            "min_players": game.min_players,
+            "max_players": game.max_players,
+            "options": {name: _field(spec) for name, spec in game.options.items()},
+            "seat_entries": sorted(getattr(game, "seat_entries", None) or SEAT_ENTRIES.get(game.id, ())),
+        })
+    names = companion().config.get("names") or []
+    response = jsonify(games=listed, names=[n for n in names if isinstance(n, str)])
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _field(spec) -> dict:
+    """A field spec as JSON: its kind, whether required, its default and bounds."""
+    out = {"kind": type(spec).__name__.lower().rstrip("_"), "required": bool(spec.required)}
+    default = spec.default
+    try:
+        json.dumps(default)
+    except (TypeError, ValueError):
+        default = None
+    out["default"] = default
+    for attr, key in (("lo", "min"), ("hi", "max"), ("choices", "choices")):
+        value = getattr(spec, attr, None)
+        if value is not None:
+            out[key] = list(value) if key == "choices" else value
+    return out
+
+
+@bp.get("/api/events")
+def events():
+    c = companion()
+    return open_stream(c.events)
+
+
+def open_stream(hub) -> Response:
+    """An event stream from ``hub``, or a 503 when the cap is reached."""
+    headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+    if request.method == "HEAD":      # headers only: never hold a thread for a HEAD
+        return Response(b"", mimetype="text/event-stream", headers=headers)
+    stream = hub.open(request.environ)
+    if stream is None:
+        if hub.closed:
+            raise ApiError(503, N_("the companion is shutting down"), headers={"Retry-After": "2"})
+        raise ApiError(503, N_("too many live connections ({n}): close a page or try again later"),
+                       headers={"Retry-After": "10"}, n=hub.slots.limit)
+    return Response(stream, mimetype="text/event-stream", headers=headers)
+
+
+@bp.post("/api/actions")
+def actions():
+    c = companion()
+    pin, token = credentials()
+    if pin:
+        c.guard.check(pin, client())
+        action = json_body(required=True)
+        return _submit(c, action)
+    if token:
+        c.guard.refuse_if_blocked(client())
+        seat = c.seats.seat_of(token)
+        if seat is None:
+            c.guard.miss(client())
+            raise ApiError(403, N_("this seat token is no longer valid (the seat was released): claim the seat again"))
+        action = json_body(required=True)
+        with c.session.lock:     # the check and the submit see the same state
+            if not may_enter(c.session.game, c.session.timeline.state, action, seat):
+                raise ApiError(403, N_("a seat token can only enter its own seat's bid or secret; "
+                                       "other actions need the table PIN"))
+            return _submit(c, action)
+    raise ApiError(401, N_("this needs the table PIN (header X-Table-Pin) or a seat token (header X-Seat-Token)"))
+
+
+def _submit(c, action):
+    state = c.session.submit(action, source="web")
+    response = jsonify(state)
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+# -- request helpers shared by the blueprints ---------------------------------
+
+def client() -> str:
+    return request.remote_addr or "?"
+
+
+def credentials() -> tuple[str, str]:
+    return (request.headers.get(PIN_HEADER, "").strip(), request.headers.get(TOKEN_HEADER, "").strip())
+
+
+def _no_constants(name):
+    raise ValueError(f"{name} is not allowed in JSON")
+
+
+def json_body(required: bool):
+    """The request body as JSON (any value; the caller checks its shape).
+    An empty body is None when not ``required``."""
+    kind = request.mimetype
+    raw = request.get_data(cache=False)     # 413 beyond MAX_CONTENT_LENGTH
+    if not raw.strip():
+        if required:
+            raise ApiError(400, N_("the request body is empty: send one action as a JSON object"))
+        return None
+    if kind and kind != "application/json" and not kind.endswith("+json"):
+        raise ApiError(415, N_("send JSON with the header Content-Type: application/json"))
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ApiError(400, N_("the request body is not UTF-8 text")) from None
+    try:
+        return json.loads(text, parse_constant=_no_constants)
+    except (ValueError, RecursionError) as exc:
+        detail = exc.msg if isinstance(exc, json.JSONDecodeError) else "too deep or too large"
+        where = f" (line {exc.lineno} column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
+        raise ApiError(400, N_("the request body is not valid JSON: {detail}{where}"),
+                       detail=detail, where=where) from None

@@ -1,0 +1,132 @@
+"""The web app of one table: :func:`create_app` and its per-app objects.
+
+Nothing here is global: everything an app needs hangs off
+``app.extensions["companion"]`` (a :class:`Companion`), so tests can build
+as many apps as they like, side by side.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+
+from flask import Flask, current_app
+
+from . import errors
+from .auth import PinGuard, SeatTokens
+from .streams import Hub, StreamSlots, sse_event
+
+log = logging.getLogger("companion.web")
+
+MAX_BODY = 16 * 1024        # one action is a few hundred bytes
+
+
+class Companion:
+    """The table as the web app sees it: session, box, PIN, seats, streams."""
+
+    def __init__(self, session, box, config: dict, pin: str):
+        self.session, self.box, self.config, self.pin = session, box, config, str(pin)
+        self.mock = bool(config.get("mock"))
+        self.guard = PinGuard(self.pin, tries=int(config.get("pin_tries", 5)),
+                              block_s=float(config.get("pin_block_s", 5.0)))
+        self.seats = SeatTokens(session)
+        self.slots = StreamSlots(int(config.get("max_streams") or 100))
+        keepalive = float(config.get("keepalive_s", 15.0))
+        self.events = Hub(self.slots, self._table_snapshot, lock=session.lock, keepalive=keepalive)
+        self.frames = Hub(self.slots, self._frame_snapshot, keepalive=keepalive)
+        self._last_seats: str | None = None
+        self._unsubscribe = [session.subscribe(self._on_change)]
+        if box is not None and hasattr(box, "subscribe_frames"):
+            self._unsubscribe.append(box.subscribe_frames(self._on_frame))
+
+    # -- what is public ----------------------------------------------------
+    def public_seats(self) -> dict:
+        """Which seat is claimed, with its label (never its token)."""
+        with self.session.lock:
+            claims = self.session.table.claims
+            return {"seats": [{"seat": seat, "player": name, "claimed": seat in claims,
+                               "label": claims.get(seat)}
+                              for seat, name in enumerate(self.session.players)]}
+
+    def join_url(self, fallback: str) -> str:
+        return self.config.get("url") or fallback
+
+    # -- news for the event streams -----------------------------------------
+    def _table_snapshot(self):
+        version, state = self.session.snapshot()
+        seats = self.public_seats()
+        return [(version, sse_event("state", state, version) + sse_event("seats", seats, version))]
+
+    def _on_change(self, change) -> None:
+        # Runs in the submitting thread under the session lock: encode once,
+        # post to every mailbox, return.
+        if change.kind == "table":
+            self.seats.forget_released()
+        data = sse_event("state", change.state, change.version)
+        seats = self.public_seats()
+        encoded = json.dumps(seats, sort_keys=True)
+        if encoded != self._last_seats:
+            self._last_seats = encoded
+            data += sse_event("seats", seats, change.version)
+        self.events.publish([(change.version, data)])
+        if change.kind == "new_game":
+            self._drop_claims_beyond(len(change.state.get("players") or ()))
+
+    def _drop_claims_beyond(self, seats: int) -> None:
+        """A new game keeps the claims of the seats it still has.  The change
+        is made after the current announcement ends (never nested in it), so
+        every stream sees the new game first and the claims change next."""
+        if not any(seat >= seats for seat in self.session.table.claims):
+            return
+
+        def drop():
+            with self.session.lock:
+                gone = [s for s in self.session.table.claims if s >= len(self.session.players)]
+                if gone:
+                    self.session.update_table(lambda table: [table.claims.pop(s, None) for s in gone])
+        threading.Thread(target=drop, name="companion-claims", daemon=True).start()
+
+    def _frame_snapshot(self):
+        version = int(getattr(self.box, "frame_version", 0) or 0)
+        return [(0, sse_event("frame", {"version": version}, version))]
+
+    def _on_frame(self, version) -> None:
+        self.frames.publish([(0, sse_event("frame", {"version": version}, version))])
+
+    # -- shutdown -------------------------------------------------------------
+    def close(self) -> None:
+        """End every stream and stop listening to the session and the box."""
+        for unsubscribe in self._unsubscribe:
+            try:
+                unsubscribe()
+            except Exception:
+                log.exception("unsubscribe failed")
+        self._unsubscribe = []
+        self.events.close()
+        self.frames.close()
+
+
+def companion() -> Companion:
+    return current_app.extensions["companion"]
+
+
+def create_app(session, *, box=None, config: dict, pin: str) -> Flask:
+    """The Flask app of one table.  ``config`` is the dict of
+    :func:`companion.config.load` (plus ``mock`` and ``url`` from the
+    runner); ``pin`` the table PIN shown on the box."""
+    from . import api, dev, pages, seats
+
+    app = Flask("web")
+    app.config["MAX_CONTENT_LENGTH"] = int(config.get("max_body") or MAX_BODY)
+    app.config["JSON_AS_ASCII"] = False
+    app.json.sort_keys = False          # keep the replay contract's key order
+    app.json.ensure_ascii = False
+    app.json.compact = True
+    app.extensions["companion"] = Companion(session, box, config, pin)
+    errors.register(app)
+    app.register_blueprint(api.bp)
+    app.register_blueprint(seats.bp)
+    app.register_blueprint(dev.bp)
+    app.register_blueprint(pages.bp)
+    return app

@@ -1,0 +1,192 @@
+"""Who may do what: the table PIN and the seat tokens.
+
+* The **PIN** (4 digits, shown on the box) authorises every write: any
+  action, new games, claiming and releasing seats.  It does *not* open any
+  seat's private view: writing a secret for a seat is not reading one.
+* A **seat token** is issued when a phone claims a free seat (with the PIN).
+  It authorises that seat's own entries (see :func:`may_enter`) and reading
+  that seat's private view, nothing else.
+
+Wrong PINs (and wrong tokens) are counted per client address: after
+``tries`` wrong ones in a row that address is refused for ``block_s``
+seconds (429 with ``Retry-After``).  The block never grows, so the table is
+never locked out for longer than a few seconds, while guessing 4 digits takes
+hours.
+"""
+
+from __future__ import annotations
+
+import hmac
+import math
+import secrets
+import threading
+import time
+
+from companion.i18n import N_
+
+from .errors import ApiError
+
+PIN_HEADER = "X-Table-Pin"
+TOKEN_HEADER = "X-Seat-Token"
+MAX_LABEL = 24
+
+# The move types through which a seat enters its own bid or secret, per game
+# (Third Man: a bid, the lead's open card included; Scoreboard: the secret
+# number; Diabolo: the double decision).  A game may declare its own with a
+# ``seat_entries`` attribute; any action that the game calls secret and that
+# names the token's seat is accepted too.
+SEAT_ENTRIES = {
+    "third-man": {"bid"},
+    "scoreboard": {"secret"},
+    "diabolo": {"double"},
+}
+
+
+def new_pin() -> str:
+    return f"{secrets.randbelow(10_000):04d}"
+
+
+class PinGuard:
+    """Checks the PIN and throttles guessing, per client address."""
+
+    def __init__(self, pin: str, *, tries: int = 5, block_s: float = 5.0,
+                 clock=time.monotonic, max_clients: int = 4096):
+        self.pin = str(pin)
+        self.tries = tries
+        self.block_s = block_s
+        self.clock = clock
+        self.max_clients = max_clients
+        self._lock = threading.Lock()
+        self._misses: dict[str, int] = {}           # client -> wrong tries in a row
+        self._blocked: dict[str, float] = {}        # client -> refused until (clock)
+
+    def refuse_if_blocked(self, client: str) -> None:
+        with self._lock:
+            until = self._blocked.get(client)
+            if until is None:
+                return
+            wait = until - self.clock()
+            if wait <= 0:
+                del self._blocked[client]
+                return
+        seconds = max(1, math.ceil(wait))
+        raise ApiError(429, N_("too many wrong PINs or tokens from this device: wait {seconds} s"),
+                       headers={"Retry-After": str(seconds)}, seconds=seconds)
+
+    def check(self, supplied: str, client: str) -> None:
+        """Return if ``supplied`` is the PIN; else count a miss and raise 403/429."""
+        self.refuse_if_blocked(client)
+        if hmac.compare_digest(supplied.encode("utf-8", "replace"), self.pin.encode("utf-8")):
+            with self._lock:
+                self._misses.pop(client, None)
+            return
+        self.miss(client)
+        raise ApiError(403, N_("wrong table PIN (it is shown on the box)"))
+
+    def miss(self, client: str) -> None:
+        """Count one wrong credential from ``client``; start a block at the limit."""
+        with self._lock:
+            if len(self._misses) >= self.max_clients and client not in self._misses:
+                self._misses.clear()        # a flood of addresses: forget, never grow
+            count = self._misses.get(client, 0) + 1
+            if count >= self.tries:
+                self._misses.pop(client, None)
+                if len(self._blocked) >= self.max_clients:
+                    now = self.clock()
+                    self._blocked = {c: t for c, t in self._blocked.items() if t > now}
+                self._blocked[client] = self.clock() + self.block_s
+            else:
+                self._misses[client] = count
+
+
+class SeatTokens:
+    """The tokens of claimed seats.  The claim itself (a label, never the
+    token) lives in ``session.table.claims`` so the box can show it."""
+
+    def __init__(self, session):
+        self.session = session
+        self._tokens: dict[int, str] = {}
+
+    # Every method runs under the session lock: claims and the game's seat
+    # count change together with the table.
+
+    def seat_count(self) -> int:
+        return len(self.session.players)
+
+    def claim(self, seat: int, label: str) -> str:
+        with self.session.lock:
+            self._check_seat(seat)
+            if seat in self.session.table.claims:
+                raise ApiError(409, N_("seat {seat} is already claimed: release it first (from the box or with the PIN)"),
+                               seat=seat)
+            token = secrets.token_urlsafe(24)
+            self._tokens[seat] = token
+            self.session.update_table(lambda table: table.claims.__setitem__(seat, label))
+            return token
+
+    def release(self, seat: int) -> None:
+        with self.session.lock:
+            if seat not in self.session.table.claims:
+                self._check_seat(seat)          # 404 for a seat that does not exist
+            self._tokens.pop(seat, None)
+            if seat in self.session.table.claims:
+                self.session.update_table(lambda table: table.claims.pop(seat, None))
+
+    def seat_of(self, token: str) -> int | None:
+        """The seat ``token`` belongs to, if its claim still stands."""
+        supplied = token.encode("utf-8", "replace")
+        found = None
+        with self.session.lock:
+            for seat, known in self._tokens.items():      # compare with all: no early exit
+                if hmac.compare_digest(supplied, known.encode()) and found is None:
+                    found = seat
+            if found is None or found not in self.session.table.claims or found >= self.seat_count():
+                return None
+            return found
+
+    def forget_released(self) -> None:
+        """Drop tokens whose claim was removed by someone else (the box)."""
+        for seat in [s for s in self._tokens if s not in self.session.table.claims]:
+            del self._tokens[seat]
+
+    def _check_seat(self, seat: int) -> None:
+        count = self.seat_count()
+        if count == 0:
+            raise ApiError(404, N_("no game yet: there are no seats to claim"))
+        if not 0 <= seat < count:
+            raise ApiError(404, N_("there is no seat {seat} at this table (seats 0 to {last})"),
+                           seat=seat, last=count - 1)
+
+
+def may_enter(game, state, action, seat: int) -> bool:
+    """Whether a seat token of ``seat`` may submit ``action``: an action that
+    names that seat, of the game's seat-entry types (or one the game calls a
+    secret entry).  Everything else needs the PIN."""
+    if game is None or not isinstance(action, dict):
+        return False
+    named = action.get("seat")
+    if type(named) is not int or named != seat:
+        return False
+    kind = action.get("type")
+    entries = getattr(game, "seat_entries", None) or SEAT_ENTRIES.get(game.id, set())
+    if kind in entries:
+        return True
+    if not isinstance(kind, str) or kind not in game.moves:
+        return False
+    try:
+        checked = game.check_action(action, len(state.players))
+        return bool(game.is_secret(state, checked))
+    except Exception:      # malformed: not one of its own entries
+        return False
+
+
+def clean_label(value) -> str | None:
+    """A claim label from a phone: printable, trimmed, at most 24 characters."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ApiError(400, N_("'name' must be a string"))
+    text = "".join(ch for ch in value if ch.isprintable()).strip()
+    if len(text) > MAX_LABEL:
+        raise ApiError(400, N_("'name' is longer than {n} characters"), n=MAX_LABEL)
+    return text or None

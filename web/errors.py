@@ -1,0 +1,113 @@
+"""Every refusal of the web API is JSON ``{"error": "..."}`` with a 4xx status.
+
+Views raise :class:`ApiError` (an English template marked with ``N_`` and its
+parameters, like the core's errors) or let a core ``ActionError`` through;
+Werkzeug's own HTTP errors (404, 405, 413...) and anything unexpected are
+turned into the same JSON shape here, so no route can answer an HTML page or
+a traceback.  Texts are translated into the request's language
+(``?lang=`` or ``Accept-Language``).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from flask import Flask, current_app, jsonify, request
+from werkzeug.exceptions import HTTPException
+
+from companion.errors import ActionError, IllegalActionError, StoreError
+from companion.i18n import LANGUAGES, N_, gettext, normalise, translate_error
+
+log = logging.getLogger("companion.web")
+
+
+class ApiError(Exception):
+    """A refusal with its status, an English template and its parameters."""
+
+    def __init__(self, status: int, template: str, *, headers: dict | None = None, **params):
+        super().__init__(template)
+        self.status = status
+        self.template = template
+        self.params = params
+        self.headers = headers or {}
+
+    def text(self, language: str) -> str:
+        return gettext(self.template, language, **self.params)
+
+
+def request_language() -> str:
+    """``?lang=xx`` if given, else the best of ``Accept-Language``, else the box's."""
+    wanted = request.args.get("lang")
+    if wanted:
+        return normalise(wanted)
+    best = request.accept_languages.best_match(LANGUAGES)
+    if best:
+        return normalise(best)
+    companion = current_app.extensions.get("companion")
+    return normalise(companion.config.get("language") if companion else None)
+
+
+def error_response(status: int, text: str, headers: dict | None = None):
+    response = jsonify(error=text)
+    response.status_code = status
+    for key, value in (headers or {}).items():
+        response.headers[key] = value
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+# Werkzeug's errors, said the companion's way.  Unlisted codes fall back to
+# Werkzeug's English name of the status.
+HTTP_TEXTS = {
+    400: N_("bad request"),
+    404: N_("nothing here: see docs/api.md for the routes"),
+    405: N_("method {method} is not allowed here (allowed: {allowed})"),
+    413: N_("the request body is too large (at most {limit} bytes)"),
+    415: N_("unsupported content type"),
+    431: N_("the request headers are too large"),
+}
+
+# Headers of Werkzeug's error responses that are worth keeping (Allow, Retry-After).
+_KEEP = {"allow", "retry-after", "www-authenticate"}
+
+
+def register(app: Flask) -> None:
+    @app.errorhandler(ApiError)
+    def api_error(exc: ApiError):
+        return error_response(exc.status, exc.text(request_language()), exc.headers)
+
+    @app.errorhandler(ActionError)
+    def action_error(exc: ActionError):
+        # A refused action: nothing was stored.  The message never holds an
+        # unrevealed value (the core's rule); it goes to the submitter only,
+        # and nothing of the request is logged.
+        return error_response(409 if isinstance(exc, IllegalActionError) else 400, translate_error(exc, request_language()))
+
+    @app.errorhandler(StoreError)
+    def store_error(exc: StoreError):
+        log.error("store error: %s", exc)
+        return error_response(503, translate_error(exc, request_language()), {"Retry-After": "5"})
+
+    @app.errorhandler(HTTPException)
+    def http_error(exc: HTTPException):
+        code = exc.code or 400
+        language = request_language()
+        headers = {k: v for k, v in exc.get_headers() if k.lower() in _KEEP}
+        if code == 405:
+            allowed = headers.get("Allow", "")
+            text = gettext(HTTP_TEXTS[405], language, method=request.method, allowed=allowed)
+        elif code == 413:
+            text = gettext(HTTP_TEXTS[413], language, limit=app.config.get("MAX_CONTENT_LENGTH"))
+        elif code in HTTP_TEXTS:
+            text = gettext(HTTP_TEXTS[code], language)
+        else:
+            text = gettext(exc.name or "error", language)
+        return error_response(code, text, headers)
+
+    @app.errorhandler(Exception)
+    def unexpected(exc: Exception):
+        # A bug.  The log gets the traceback (never a request body: none is
+        # logged anywhere); the client gets one plain line.
+        log.exception("unexpected error in %s %s", request.method, request.path)
+        return error_response(500, gettext(N_("internal error: see the companion's log"), request_language()))
+

@@ -1,0 +1,84 @@
+"""Seats claimed by phones: claim with the PIN, get a token, read your own view.
+
+    GET  /api/seats                     who has claimed which seat (public)
+    POST /api/seats/<seat>/claim        X-Table-Pin; body {"name": "..."} optional -> {"seat", "token", "label"}
+    POST /api/seats/<seat>/release      X-Seat-Token of that seat, or X-Table-Pin
+    GET  /api/seats/<seat>/view         X-Seat-Token of that seat -> the seat's private view
+
+Claiming needs the PIN: an unclaimed seat's token would read that seat's
+locked entry, so a stranger on the network must not get one.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, jsonify
+
+from companion.i18n import N_
+
+from .api import client, credentials, json_body
+from .app import companion
+from .auth import clean_label
+from .errors import ApiError
+
+bp = Blueprint("seats", __name__)
+
+DEFAULT_LABEL = "phone"
+
+
+def _no_store(response):
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@bp.get("/api/seats")
+def seats():
+    return _no_store(jsonify(companion().public_seats()))
+
+
+@bp.post("/api/seats/<int:seat>/claim")
+def claim(seat: int):
+    c = companion()
+    pin, _token = credentials()
+    if not pin:
+        raise ApiError(401, N_("claiming a seat needs the table PIN (header X-Table-Pin)"))
+    c.guard.check(pin, client())
+    body = json_body(required=False)
+    if body is not None and not isinstance(body, dict):
+        raise ApiError(400, N_("the body must be a JSON object like {\"name\": \"Ann's phone\"}"))
+    body = body or {}
+    unknown = sorted(set(body) - {"name"})
+    if unknown:
+        raise ApiError(400, N_("unknown key '{key}' (only 'name' is allowed)"), key=unknown[0])
+    label = clean_label(body.get("name")) or DEFAULT_LABEL
+    token = c.seats.claim(seat, label)
+    return _no_store(jsonify(seat=seat, token=token, label=label))
+
+
+@bp.post("/api/seats/<int:seat>/release")
+def release(seat: int):
+    c = companion()
+    pin, token = credentials()
+    if pin:
+        c.guard.check(pin, client())
+    elif token:
+        c.guard.refuse_if_blocked(client())
+        if c.seats.seat_of(token) != seat:
+            c.guard.miss(client())
+            raise ApiError(403, N_("this seat token is not the token of seat {seat}"), seat=seat)
+    else:
+        raise ApiError(401, N_("releasing a seat needs its seat token (X-Seat-Token) or the table PIN (X-Table-Pin)"))
+    c.seats.release(seat)
+    return _no_store(jsonify(seat=seat, claimed=False))
+
+
+@bp.get("/api/seats/<int:seat>/view")
+def view(seat: int):
+    c = companion()
+    _pin, token = credentials()
+    if not token:
+        raise ApiError(401, N_("a seat's view needs its seat token (header X-Seat-Token)"))
+    c.guard.refuse_if_blocked(client())
+    if c.seats.seat_of(token) != seat:
+        c.guard.miss(client())
+        raise ApiError(403, N_("this seat token is not the token of seat {seat}"), seat=seat)
+    return _no_store(jsonify(c.session.private(seat)))

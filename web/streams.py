@@ -1,0 +1,237 @@
+"""Server-sent event streams: one hub per kind of news, one mailbox per phone.
+
+A :class:`Hub` is told about every change once (by the table session or the
+box) and posts the encoded event into the small :class:`Mailbox` of every
+open stream.  Each stream's generator sleeps on its own mailbox
+(``Condition.wait`` with the keep-alive interval as timeout): no polling, and
+a change wakes it at once.
+
+A phone that cannot keep up never makes the table wait: when its mailbox is
+full the queued events are dropped and replaced by one *resync* marker, and
+the stream then sends the current snapshot — older states are lost, the
+latest never is (every ``state`` event is a complete state).
+
+Each open stream holds one server worker thread (waitress), so the number of
+streams is capped by :class:`StreamSlots`; the stream over the cap is refused
+by the caller with a 503.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import logging
+import threading
+from typing import Callable, Iterable
+
+log = logging.getLogger("companion.web")
+
+KEEPALIVE = b": keep-alive\n\n"
+_RESYNC = object()      # mailbox overflowed: send the current snapshot instead
+_CLOSE = object()       # the stream must end (client gone, server stopping)
+
+Message = tuple[int, bytes]     # (version, encoded event); version 0 = always send
+
+
+def sse_event(event: str, data, event_id: int | None = None) -> bytes:
+    """One event in the text/event-stream format.  ``data`` is JSON-encoded on
+    one line (json.dumps escapes newlines inside strings)."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    head = f"id: {event_id}\n" if event_id is not None else ""
+    return f"{head}event: {event}\ndata: {text}\n\n".encode("utf-8")
+
+
+class StreamSlots:
+    """A counter of open streams with a ceiling, shared by every hub of an app."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.open = 0
+        self._lock = threading.Lock()
+
+    def take(self) -> bool:
+        with self._lock:
+            if self.open >= self.limit:
+                return False
+            self.open += 1
+            return True
+
+    def give_back(self) -> None:
+        with self._lock:
+            self.open -= 1
+
+
+class Mailbox:
+    """The bounded queue of one stream (a deque under a Condition)."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._items: collections.deque = collections.deque()
+        self._cond = threading.Condition(threading.Lock())
+        self._closed = False
+
+    def post(self, item) -> None:
+        with self._cond:
+            if self._closed:
+                return
+            if item is _CLOSE:
+                self._closed = True
+                self._items.clear()
+            elif len(self._items) >= self.size:
+                # The phone is behind: forget the backlog, send it the present.
+                self._items.clear()
+                item = _RESYNC
+            self._items.append(item)
+            self._cond.notify()
+
+    def close(self) -> None:
+        self.post(_CLOSE)
+
+    def take(self, timeout: float):
+        """The next item, or None after ``timeout`` seconds of silence."""
+        with self._cond:
+            if not self._items:
+                self._cond.wait(timeout)
+            return self._items.popleft() if self._items else None
+
+
+class Hub:
+    """Fans one stream of news out to every open event stream.
+
+    ``snapshot()`` returns the messages that bring a new (or resyncing)
+    stream up to date; it is called under ``lock`` together with the
+    stream's registration, so no change can fall between the two.
+    """
+
+    def __init__(self, slots: StreamSlots, snapshot: Callable[[], list[Message]], *,
+                 lock=None, keepalive: float = 15.0, retry_ms: int = 2000, mailbox_size: int = 16):
+        self.slots = slots
+        self.snapshot = snapshot
+        self.lock = lock or threading.RLock()
+        self.keepalive = keepalive
+        self.retry_ms = retry_ms
+        self.mailbox_size = mailbox_size
+        self._boxes: set[Mailbox] = set()
+        self._boxes_lock = threading.Lock()
+        self.closed = False
+
+    # -- the news side ---------------------------------------------------
+    def publish(self, messages: Iterable[Message]) -> None:
+        """Post to every stream; quick, never blocks on a phone."""
+        with self._boxes_lock:
+            boxes = list(self._boxes)
+        for message in messages:
+            for box in boxes:
+                box.post(message)
+
+    def close(self) -> None:
+        """End every stream now and refuse new ones (server shutting down)."""
+        with self._boxes_lock:
+            self.closed = True
+            boxes = list(self._boxes)
+        for box in boxes:
+            box.close()
+
+    @property
+    def streams(self) -> int:
+        with self._boxes_lock:
+            return len(self._boxes)
+
+    # -- the phone side --------------------------------------------------
+    def open(self, environ: dict | None = None) -> "EventStream | None":
+        """A new stream, or None when the cap is reached or the hub is closed.
+        The caller must hand the stream to the server as the response body
+        (its ``close()`` gives the slot back)."""
+        if self.closed or not self.slots.take():
+            return None
+        box = Mailbox(self.mailbox_size)
+        with self.lock:
+            with self._boxes_lock:
+                if self.closed:
+                    self.slots.give_back()
+                    return None
+                self._boxes.add(box)
+            first = self.snapshot()
+        return EventStream(self, box, first, environ or {})
+
+    def _forget(self, box: Mailbox) -> None:
+        with self._boxes_lock:
+            self._boxes.discard(box)
+
+    def resync(self) -> list[Message]:
+        with self.lock:
+            return self.snapshot()
+
+
+class EventStream:
+    """The WSGI response body of one event stream: an iterator of chunks with
+    a ``close()`` that the server always calls, even if it never iterated."""
+
+    def __init__(self, hub: Hub, box: Mailbox, first: list[Message], environ: dict):
+        self.hub, self.box = hub, box
+        self._released = False
+        self._unwatch = watch_disconnect(environ, box.close)
+        self._chunks = self._run(first)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> bytes:
+        return next(self._chunks)
+
+    def _run(self, first: list[Message]):
+        last = -1
+        pending = collections.deque(first)
+        yield f"retry: {self.hub.retry_ms}\n\n".encode()
+        while True:
+            while pending:
+                version, data = pending.popleft()
+                if version and version <= last:
+                    continue            # already sent (raced with the snapshot)
+                last = max(last, version)
+                yield data
+            item = self.box.take(self.hub.keepalive)
+            if item is _CLOSE:
+                return
+            if item is None:
+                yield KEEPALIVE         # also how a dead client is noticed without a hook
+            elif item is _RESYNC:
+                pending.extend((0, data) for _, data in self.hub.resync())
+            else:
+                pending.append(item)
+
+    def close(self) -> None:
+        if self._released:
+            return
+        self._released = True
+        self._chunks.close()
+        self._unwatch()
+        self.hub._forget(self.box)
+        self.hub.slots.give_back()
+
+
+def watch_disconnect(environ: dict, callback: Callable[[], None]) -> Callable[[], None]:
+    """Call ``callback`` as soon as the server sees the client hang up.
+
+    Under waitress, ``environ["waitress.client_disconnected"]`` is a bound
+    method of the connection's channel; our channel class
+    (:class:`web.serve.CompanionChannel`) runs its ``disconnect_callbacks``
+    from the network thread when the client closes.  Elsewhere (Flask's dev
+    server, the test client) the next keep-alive write finds a dead client.
+    Returns the function that stops watching.
+    """
+    check = environ.get("waitress.client_disconnected")
+    channel = getattr(check, "__self__", None)
+    callbacks = getattr(channel, "disconnect_callbacks", None)
+    if callbacks is None:
+        return lambda: None
+    callbacks.append(callback)
+    if check():                 # hung up before we started watching
+        callback()
+
+    def unwatch():
+        try:
+            callbacks.remove(callback)
+        except ValueError:
+            pass
+    return unwatch
