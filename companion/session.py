@@ -172,6 +172,27 @@ class TableSession:
                     self._subscribers.remove(callback)
         return unsubscribe
 
+    def resume(self, game_id: int) -> dict:
+        """Make a stored game the current one again (the current one stays
+        stored as it is).  Raises IllegalActionError for an unknown game."""
+        with self.lock:
+            record = self.store.game(game_id)
+            if record is None:
+                raise IllegalActionError(N_("there is no stored game {id}"), id=game_id)
+            timeline = tl.replay(self.store.lines(game_id))
+            self.timeline, self.game_id = timeline, game_id
+            return self._announce("resume", None, False, None)
+
+    def import_log(self, lines) -> int:
+        """Validate a whole log like ``companion replay`` and store it as a new
+        game; returns its id.  Raises ReplayError (nothing stored)."""
+        timeline = tl.replay(lines)      # raises ReplayError with the line number
+        actions = [dump_action(a) for a in timeline.log]
+        public = timeline.public()
+        with self.lock:
+            return self.store.import_game(timeline.game.id, timeline.players, actions,
+                                          bool(public.get("finished")), public.get("winner"))
+
     # -- the stored games -----------------------------------------------------
     def export_lines(self, game_id: int | None = None) -> list[str]:
         with self.lock:

@@ -136,6 +136,24 @@ class Store:
             raise StoreError(N_("could not store the game ({detail})"), detail=str(exc))
         return gid
 
+    def import_game(self, game: str, players, lines: list[str], finished: bool, winner) -> int:
+        """Store a whole, already validated log as a new game in one transaction."""
+        now = self.clock()
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+            cur = self.db.execute(
+                "INSERT INTO games (game, players, started, updated, finished, winner) VALUES (?,?,?,?,?,?)",
+                (game, json.dumps(list(players), ensure_ascii=False), now, now, int(finished),
+                 json.dumps(winner) if winner is not None else None))
+            gid = cur.lastrowid
+            self.db.executemany("INSERT INTO actions VALUES (?,?,?,?)",
+                                [(gid, i, line, now) for i, line in enumerate(lines, start=1)])
+            self.db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self._rollback()
+            raise StoreError(N_("could not store the game ({detail})"), detail=str(exc))
+        return gid
+
     def append(self, game_id: int, seq: int, line: str, finished: bool, winner) -> None:
         """Append line ``seq`` of a game; durable when this returns."""
         now = self.clock()

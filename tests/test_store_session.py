@@ -124,3 +124,30 @@ def test_the_backup_keeps_only_the_newest(store):
         store.backup(gid, keep=2)
     names = sorted(p.name for p in (store.dir / "backups").glob("game-*.jsonl"))
     assert names == ["game-000003-scoreboard.jsonl", "game-000004-scoreboard.jsonl"]
+
+
+def test_a_stored_game_can_be_resumed_and_continued(session, store):
+    session.submit(new())
+    session.submit({"type": "add", "seat": 0, "points": 2})
+    first = session.game_id
+    session.submit(new(players=("Cat", "Dan")))
+    seen = []
+    session.subscribe(seen.append)
+    session.resume(first)
+    assert seen[-1].kind == "resume"
+    session.submit({"type": "add", "seat": 1, "points": 5})
+    assert session.public()["scores"] == [2, 5]
+    assert len(store.lines(first)) == 3
+
+
+def test_import_stores_a_valid_log_and_refuses_a_bad_one(session, store):
+    from companion.timeline import ReplayError
+
+    lines = [json.dumps(new()), json.dumps({"type": "add", "seat": 1, "points": 3})]
+    gid = session.import_log(lines)
+    assert replay(store.lines(gid)).public()["scores"] == [0, 3]
+    before = len(store.games())
+    with pytest.raises(ReplayError) as info:
+        session.import_log(lines + ['{"type": "add", "seat": 7, "points": 1}'])
+    assert info.value.line == 3
+    assert len(store.games()) == before
