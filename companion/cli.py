@@ -41,6 +41,10 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("game", help=_("the game number (see 'companion games'), or 'current'"))
     e.add_argument("--data", help=_("the data folder"))
 
+    i = sub.add_parser("import", help=_("check a JSON Lines game log like 'replay' and store it as a new game"))
+    i.add_argument("file", help=_("a JSON Lines game log, or - for standard input"))
+    i.add_argument("--data", help=_("the data folder"))
+
     g = sub.add_parser("games", help=_("list stored games, newest first"))
     g.add_argument("--data", help=_("the data folder"))
 
@@ -123,6 +127,32 @@ def cmd_export(args) -> int:
     return 0
 
 
+def cmd_import(args) -> int:
+    """Store a log file as a new game, finished or not (resume it from the box
+    or the phone to go on).  Checked first exactly like ``replay``: exit 2 and
+    ``line N: ...`` on the first bad line, and nothing is stored."""
+    from .exports import decoded_lines, store_timeline
+
+    try:
+        data = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
+    except OSError as exc:
+        print(_("companion: cannot read {file}: {reason}", file=args.file, reason=exc.strerror or exc), file=sys.stderr)
+        return 2
+    lines = decoded_lines(data)
+    try:
+        timeline = replay(lines)      # before the store is even opened: a bad log touches nothing
+    except ReplayError as exc:
+        print(f"line {exc.line}: {translate_error(exc.error)}", file=sys.stderr)
+        return 2
+    store = _store(args)
+    try:
+        game_id = store_timeline(store, timeline)
+    finally:
+        store.close()
+    print(_("Stored as game {id}.", id=game_id))
+    return 0
+
+
 def cmd_games(args) -> int:
     import time
 
@@ -150,7 +180,7 @@ def cmd_solve(args) -> int:
     return solve_cli([args.game, *args.rest])
 
 
-COMMANDS = {"replay": cmd_replay, "export": cmd_export, "games": cmd_games, "run": cmd_run, "solve": cmd_solve}
+COMMANDS = {"replay": cmd_replay, "export": cmd_export, "import": cmd_import, "games": cmd_games, "run": cmd_run, "solve": cmd_solve}
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

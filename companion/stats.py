@@ -1,0 +1,148 @@
+"""Statistics per player name across the stored games.
+
+Pure: :func:`player_stats` takes :class:`Result` values (one per stored game)
+and returns plain JSON-ready dicts; reading the store and replaying logs is
+the caller's job (:func:`result_of` turns a record and its final public
+state into a Result; :func:`results_of_store` does it for a whole store).
+
+What counts (the spec left these open; docs/api.md says the same):
+
+* A player is a **name**: the same name in two games is the same player.
+  Names are compared after Unicode NFC normalisation and case folding
+  ("Chloé" typed with a combining accent, or "chloé", is still Chloé); the
+  spelling shown is the one of that player's most recent game.
+* **played** counts finished games only (an unfinished game has no result
+  yet; it is counted apart as ``unfinished``).
+* A **win** is the player's seat being in the finished game's ``winner``; a
+  shared win (a tie) is a win for each seat in it.  For Costly Tricks the
+  "seats" of ``players``/``winner`` are the two players, as in the log.
+* The **score** of a finished game is the match's own measure: the final
+  ``tokens`` for The Third Man and Costly Tricks (their ``scores`` hold only
+  the last round or hand), the final ``scores`` for every other game.
+* The **longest winning streak** is the longest run of consecutive wins in
+  the chronological order (by the time of the game's last action) of the
+  finished games that player played; overall, and per game type.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+
+# Games decided by tokens, whose ``scores`` are only the last round's or hand's.
+TOKEN_SCORED = frozenset({"third-man", "costly-tricks"})
+
+
+@dataclass(frozen=True)
+class Result:
+    """One stored game as statistics see it."""
+
+    id: int
+    game: str
+    players: tuple[str, ...]
+    finished: bool
+    winner: tuple[int, ...]          # seats; empty while unfinished
+    scores: tuple[int, ...] | None   # the match score per seat (finished games), else None
+    ended: float                     # time of the last action: the chronological order
+
+
+def player_key(name: str) -> str:
+    """The identity of a player name: NFC, case folded, trimmed."""
+    return unicodedata.normalize("NFC", name).strip().casefold()
+
+
+def match_scores(state: dict | None) -> tuple[int, ...] | None:
+    """The score per seat by which a finished game is remembered."""
+    if not state or not state.get("game"):
+        return None
+    key = "tokens" if state["game"] in TOKEN_SCORED and state.get("tokens") is not None else "scores"
+    values = state.get(key)
+    if not isinstance(values, list):
+        return None
+    return tuple(values)
+
+
+def result_of(record, final_state: dict | None) -> Result:
+    """A Result from a store record (``GameRecord`` or its ``as_dict()``) and
+    the public state its log folds to (None if unknown)."""
+    get = record.get if isinstance(record, dict) else lambda key: getattr(record, key)
+    finished = bool(get("finished"))
+    return Result(
+        id=get("id"), game=get("game"), players=tuple(get("players")),
+        finished=finished,
+        winner=tuple(get("winner") or ()) if finished else (),
+        scores=match_scores(final_state) if finished else None,
+        ended=float(get("updated")),
+    )
+
+
+def results_of_store(store) -> list[Result]:
+    """Every stored game as a Result, replaying the finished ones for their
+    final scores.  For a store nobody else is using (the command line, tests);
+    the web reads under the session lock and caches the final states."""
+    from .timeline import ReplayError, replay
+
+    out = []
+    for record in store.games():
+        state = None
+        if record.finished:
+            try:
+                state = replay(store.lines(record.id)).public()
+            except ReplayError:
+                state = None        # a damaged log: counted, without a score
+        out.append(result_of(record, state))
+    return out
+
+
+def longest_streak(wins) -> int:
+    """The longest run of True in ``wins``."""
+    best = run = 0
+    for won in wins:
+        run = run + 1 if won else 0
+        best = max(best, run)
+    return best
+
+
+def player_stats(results) -> list[dict]:
+    """Per player name::
+
+        {"name", "played", "won", "unfinished", "streak",
+         "games": {game_id: {"played", "won", "average", "best", "streak"}}}
+
+    sorted by wins, then games played (both descending), then name."""
+    ordered = sorted(results, key=lambda r: (r.ended, r.id))
+    players: dict[str, dict] = {}
+    history: dict[str, list[tuple[str, bool]]] = {}      # key -> [(game, won)] in order
+    for result in ordered:
+        for seat, name in enumerate(result.players):
+            key = player_key(name)
+            entry = players.setdefault(key, {"name": name, "played": 0, "won": 0, "unfinished": 0,
+                                             "streak": 0, "games": {}})
+            entry["name"] = name               # the latest spelling wins
+            if not result.finished:
+                entry["unfinished"] += 1
+                continue
+            won = seat in result.winner
+            entry["played"] += 1
+            entry["won"] += int(won)
+            per = entry["games"].setdefault(result.game, {"played": 0, "won": 0, "average": None,
+                                                          "best": None, "streak": 0, "_total": 0,
+                                                          "_scored": 0})
+            per["played"] += 1
+            per["won"] += int(won)
+            if result.scores is not None and seat < len(result.scores):
+                score = result.scores[seat]
+                per["_total"] += score
+                per["_scored"] += 1
+                per["best"] = score if per["best"] is None else max(per["best"], score)
+            history.setdefault(key, []).append((result.game, won))
+    for key, entry in players.items():
+        runs = history.get(key, [])
+        entry["streak"] = longest_streak(won for _, won in runs)
+        for game, per in entry["games"].items():
+            per["streak"] = longest_streak(won for g, won in runs if g == game)
+            scored = per.pop("_scored")
+            total = per.pop("_total")
+            per["average"] = round(total / scored, 2) if scored else None
+        entry["games"] = dict(sorted(entry["games"].items()))
+    return sorted(players.values(), key=lambda e: (-e["won"], -e["played"], player_key(e["name"]), e["name"]))

@@ -1,0 +1,348 @@
+"""The table's memory on the phones: past games, step-through, statistics,
+export and import (docs/api.md, "History, statistics, export and import").
+
+Everything here reads the store the table session writes.  The store is not
+thread-safe by itself, so every read and the import's write run under
+``session.lock``; the slow parts (replaying a log, building a CSV) run
+outside it, so the table is never held up by someone browsing old games.
+
+Secrecy: every rendering of a log goes through
+:func:`companion.history.public_steps`, which hides each secret entry the
+table has not seen revealed.  The only way to the unredacted log is
+``export.jsonl`` with the table PIN (to move a game in progress to another
+box and continue it there), and only while no secret entry is pending: the
+PIN is shown on the box to the whole table, so it must not open a bid.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from flask import Blueprint, Response, current_app, jsonify, render_template, request
+from werkzeug.exceptions import RequestEntityTooLarge
+
+from companion import games as game_registry
+from companion.exports import (MAX_IMPORT_BYTES, csv_text, decoded_lines, export_lines, steps_of,
+                               store_timeline, validate)
+from companion.i18n import N_, gettext, translate_error
+from companion.stats import player_key, player_stats, result_of
+from companion.timeline import ReplayError, replay
+
+from .api import client, credentials
+from .app import companion
+from .errors import ApiError, error_response, request_language
+
+bp = Blueprint("history", __name__)
+
+CACHE_SIZE = 4096          # final states kept (a few hundred bytes each)
+
+
+# -- reading the store ---------------------------------------------------------
+
+class FinalStates:
+    """The public state each stored log folds to, by (id, actions, updated):
+    a stored game only changes by growing, so the key changes with it."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._states: dict[tuple, dict | None] = {}
+
+    def get(self, session, record) -> dict | None:
+        key = (record.id, record.actions, record.updated)
+        with self._lock:
+            if key in self._states:
+                return self._states[key]
+        with session.lock:
+            lines = session.store.lines(record.id)
+        try:
+            state = replay(lines).public()
+        except ReplayError:
+            steps, _ = steps_of(lines)           # a damaged log: its readable prefix
+            state = steps[-1]["state"] if steps else None
+        with self._lock:
+            if len(self._states) >= CACHE_SIZE:
+                self._states.clear()
+            self._states[key] = state
+        return state
+
+
+def _finals() -> FinalStates:
+    return current_app.extensions.setdefault("companion.history.finals", FinalStates())
+
+
+def _records(game: str = "", player: str = "") -> list:
+    """Stored games, newest first, filtered by game id and player name
+    (compared as :func:`companion.stats.player_key` does)."""
+    session = companion().session
+    with session.lock:
+        records = session.store.games()
+    if game:
+        records = [r for r in records if r.game == game]
+    if player:
+        wanted = player_key(player)
+        records = [r for r in records if any(player_key(name) == wanted for name in r.players)]
+    return records
+
+
+def _record(game_id: int):
+    session = companion().session
+    with session.lock:
+        record = session.store.game(game_id)
+    if record is None:
+        raise ApiError(404, N_("there is no stored game {id} (see /api/history)"), id=game_id)
+    return record
+
+
+def _title(game_id: str, language: str) -> str:
+    try:
+        return gettext(game_registry.get(game_id).title, language)
+    except Exception:          # a game no longer installed: its id will do
+        return game_id
+
+
+def _summary(record, language: str) -> dict:
+    """A list entry: the record, its title, whether it is the table's
+    current game, and its final (or current) scores and tokens."""
+    state = _finals().get(companion().session, record) or {}
+    out = record.as_dict()
+    out["title"] = _title(record.game, language)
+    out["current"] = record.id == companion().session.game_id
+    out["scores"] = state.get("scores")
+    out["tokens"] = state.get("tokens")
+    return out
+
+
+def _game_ids() -> list[str]:
+    return list(game_registry.available())
+
+
+def _no_store(response: Response) -> Response:
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _filters() -> tuple[str, str]:
+    return (request.args.get("game", "").strip(), request.args.get("player", "").strip())
+
+
+# -- the API ------------------------------------------------------------------------
+
+@bp.get("/api/history")
+@bp.get("/api/history/games")       # the same list; see docs/api.md (web/pages.py also routes /api/history)
+def history_list():
+    game, player = _filters()
+    language = request_language()
+    games = [_summary(r, language) for r in _records(game, player)]
+    return _no_store(jsonify(games=games))
+
+
+@bp.get("/api/history/<int:game_id>")
+def history_game(game_id: int):
+    return _no_store(jsonify(_detail(game_id, request_language())))
+
+
+def _detail(game_id: int, language: str) -> dict:
+    record = _record(game_id)
+    session = companion().session
+    with session.lock:
+        lines = session.store.lines(game_id)
+        current = session.game_id == game_id
+    steps, broken_at = steps_of(lines)
+    out = record.as_dict()
+    out["title"] = _title(record.game, language)
+    out["current"] = current
+    return {"record": out, "state": steps[-1]["state"] if steps else None,
+            "steps": steps, "broken_at": broken_at}
+
+
+def _full_export() -> bool:
+    """Whether this request may have the unredacted log: only with the right PIN
+    (a wrong one is refused and counted, as everywhere)."""
+    pin, _token = credentials()
+    if not pin:
+        return False
+    companion().guard.check(pin, client())
+    return True
+
+
+def _pending_secret(lines) -> bool:
+    """Whether the log ends with a secret entry the table has not seen yet."""
+    try:
+        timeline = replay(lines)
+    except ReplayError:
+        return True          # a damaged log: play safe, no full export
+    return bool(timeline.started and timeline.state.hidden)
+
+
+def _download(body: str, mimetype: str, filename: str, redacted: bool | None = None) -> Response:
+    response = Response(body, mimetype=mimetype)
+    response.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
+    if redacted is not None:
+        response.headers["X-Companion-Redacted"] = "1" if redacted else "0"
+    return _no_store(response)
+
+
+@bp.get("/api/history/<int:game_id>/export.jsonl")
+def export_jsonl(game_id: int):
+    full = _full_export()
+    record = _record(game_id)
+    session = companion().session
+    with session.lock:
+        lines = session.store.lines(game_id)
+    if full and _pending_secret(lines):
+        # The PIN is on the box for the whole table to read: it must not
+        # become a way round the pass-the-box secrecy of a bid under way.
+        raise ApiError(409, N_("a secret entry is pending in this game: the full log can be "
+                               "downloaded once it is revealed (or download the public log without the PIN)"))
+    out = export_lines(lines, full=full)
+    body = "".join(line + "\n" for line in out)
+    return _download(body, "application/x-ndjson", f"game-{game_id:06d}-{record.game}.jsonl",
+                     redacted=not full)
+
+
+@bp.get("/api/history/<int:game_id>/export.csv")
+def export_csv(game_id: int):
+    record = _record(game_id)
+    session = companion().session
+    with session.lock:
+        lines = session.store.lines(game_id)
+    steps, _broken = steps_of(lines)
+    # A byte-order mark so that spreadsheets read the names' accents as UTF-8.
+    body = "\ufeff" + csv_text(steps, request_language())
+    return _download(body, "text/csv", f"game-{game_id:06d}-{record.game}.csv")
+
+
+@bp.post("/api/history/import")
+def import_game():
+    c = companion()
+    pin, _token = credentials()
+    if not pin:
+        raise ApiError(401, N_("importing a game needs the table PIN (header X-Table-Pin)"))
+    c.guard.check(pin, client())
+    request.max_content_length = MAX_IMPORT_BYTES       # a log is bigger than one action
+    try:
+        data = request.get_data(cache=False)
+    except RequestEntityTooLarge:
+        raise ApiError(413, N_("the log is too large (at most {limit} bytes)"), limit=MAX_IMPORT_BYTES) from None
+    try:
+        timeline = validate(decoded_lines(data))     # outside the lock: the table goes on meanwhile
+    except ReplayError as exc:
+        # The replay contract: "line N: " stays as it is in every language.
+        return error_response(400, f"line {exc.line}: {translate_error(exc.error, request_language())}")
+    with c.session.lock:
+        game_id = store_timeline(c.session.store, timeline)
+    public = timeline.public()
+    return _no_store(jsonify(id=game_id, game=public["game"], finished=bool(public.get("finished")),
+                             state=public))
+
+
+@bp.post("/api/history/<int:game_id>/resume")
+def resume(game_id: int):
+    c = companion()
+    pin, _token = credentials()
+    if not pin:
+        raise ApiError(401, N_("resuming a game needs the table PIN (header X-Table-Pin)"))
+    c.guard.check(pin, client())
+    record = _record(game_id)
+    if record.finished:
+        raise ApiError(409, N_("game {id} is finished: only an unfinished game can be resumed"), id=game_id)
+    # TableSession.resume(game_id) -> public state is the session's to provide
+    # (it swaps the current game under its lock and tells everyone).  Until it
+    # exists, say so plainly.
+    method = getattr(c.session, "resume", None)
+    if not callable(method):
+        raise ApiError(501, N_("resuming a game from the phone is not available yet"))
+    state = method(game_id)
+    return _no_store(jsonify(state))
+
+
+@bp.get("/api/stats")
+def stats():
+    language = request_language()
+    players = _player_stats()
+    titles = {g: _title(g, language) for g in sorted({g for p in players for g in p["games"]})}
+    return _no_store(jsonify(players=players, titles=titles))
+
+
+def _player_stats() -> list[dict]:
+    session = companion().session
+    finals = _finals()
+    results = [result_of(r, finals.get(session, r) if r.finished else None) for r in _records()]
+    return player_stats(results)
+
+
+# -- the pages ------------------------------------------------------------------------
+
+# Every text history.js and stats.js build, in English (the catalogue's msgid);
+# the page carries {english: translated} in its boot data, as web/pages.py does.
+# (tests/test_history_web.py checks that every t("...") of both scripts is here.)
+JS_TEXTS = [
+    N_("Step {k} of {n}"), N_("line {n}"), N_("New game: {players}"), N_("Undo"),
+    N_("hidden"), N_("{name}: {action}"), N_("Wins"), N_("Average score"),
+    N_("Enter the table PIN first."), N_("Choose a log file first."),
+    N_("Imported as game {id}."), N_("Open it"), N_("Resumed: it is the game at the table now."),
+    N_("Sending…"), N_("The box does not answer: try again."), N_("Downloaded."),
+]
+
+
+def _boot(page: str, language: str, **extra) -> dict:
+    """The data the page's scripts read (``#boot``, see web/static/common.js):
+    texts in the page's language (ours and the shared scripts'), game titles."""
+    try:
+        from .pages import JS_TEXTS as shared_texts
+    except ImportError:           # the phone pages are not there: our texts will do
+        shared_texts = []
+    texts = {text: gettext(text, language) for text in [*shared_texts, *JS_TEXTS]}
+    titles = {g: _title(g, language) for g in _game_ids()}
+    return {"page": page, "lang": language, "texts": texts, "titles": titles, **extra}
+
+
+def _when(ts: float) -> str:
+    """A time as the box's clock says it; the page's script redraws it in the phone's."""
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))
+
+
+def _iso(ts: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(ts))
+
+
+def _page(template: str, page: str, boot: dict | None = None, **context):
+    language = request_language()
+
+    def translate(message, **params):
+        return gettext(message, language, **params)
+
+    html = render_template(template, lang=language, _=translate, page=page, when=_when, iso=_iso,
+                           boot=_boot(page, language, **(boot or {})), **context)
+    response = Response(html, mimetype="text/html")
+    response.headers["Content-Language"] = language
+    response.headers["Vary"] = "Accept-Language"
+    return _no_store(response)
+
+
+@bp.get("/history")
+def history_page():
+    game, player = _filters()
+    language = request_language()
+    records = _records()
+    names = sorted({name for r in records for name in r.players}, key=player_key)
+    games = [_summary(r, language) for r in _records(game, player)]
+    return _page("history.html", "history", games=games, game=game, player=player, names=names,
+                 game_ids=[(g, _title(g, language)) for g in _game_ids()])
+
+
+@bp.get("/history/<int:game_id>")
+def history_game_page(game_id: int):
+    detail = _detail(game_id, request_language())
+    return _page("history_game.html", "history-game", boot={"detail": detail},
+                 detail=detail, record=detail["record"], state=detail["state"])
+
+
+@bp.get("/stats")
+def stats_page():
+    language = request_language()
+    players = _player_stats()
+    titles = {g: _title(g, language) for g in sorted({g for p in players for g in p["games"]})}
+    return _page("stats.html", "stats", boot={"stats": {"players": players, "titles": titles}},
+                 players=players, titles=titles, any_finished=any(p["played"] for p in players))

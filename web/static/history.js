@@ -1,0 +1,220 @@
+/* The table's past games: the import form of /history, and on /history/<id>
+   the chart, the step-through of the log, the full export and resuming.
+
+   Everything drawn here comes from the page's boot data (boot.detail: the
+   record and the public steps of companion.history.public_steps), so no
+   secret the table has not seen revealed ever reaches this script.  The
+   board, details and chart renderers are the scoreboard's (board.js,
+   games.js, chart.js) when present; a plain table otherwise. */
+(function () {
+  "use strict";
+  var C = window.Companion;
+  var h = C.h, t = C.t;
+
+  // -- times in the phone's own clock and language -------------------------------
+  function localTimes() {
+    var nodes = document.querySelectorAll("time[data-ts]");
+    Array.prototype.forEach.call(nodes, function (node) {
+      var date = new Date(parseFloat(node.dataset.ts) * 1000);
+      try {
+        node.textContent = date.toLocaleString(C.boot.lang || undefined,
+          { dateStyle: "medium", timeStyle: "short" });
+      } catch (e) { /* keep the box's rendering */ }
+    });
+  }
+
+  // -- the PIN: this tab's (common.js), or asked for once -------------------------
+  function withPin(done) {
+    var saved = C.pin.get();
+    if (saved) return done(saved);
+    var form = document.getElementById("pin-form");
+    if (!form) return done(null);
+    form.hidden = false;
+    form.elements.pin.focus();
+    form.onsubmit = function (e) {
+      e.preventDefault();
+      var pin = form.elements.pin.value.trim();
+      if (!pin) return;
+      form.hidden = true;
+      done(pin);
+    };
+    document.getElementById("pin-cancel").onclick = function () { form.hidden = true; };
+  }
+
+  // A refused PIN is forgotten so that the next try asks again.
+  function answered(r, pin) {
+    if (r.ok) { C.pin.set(pin); } else if (r.status === 403 || r.status === 401) { C.pin.clear(); }
+    return r;
+  }
+
+  // -- /history: import a log ---------------------------------------------------------
+  function startImport() {
+    var form = document.getElementById("import-form");
+    if (!form) return;
+    var msg = document.getElementById("import-msg");
+    if (C.pin.get()) form.elements.pin.value = C.pin.get();
+    form.addEventListener("submit", function (e) {
+      e.preventDefault();
+      var file = form.elements.file.files[0];
+      var pin = form.elements.pin.value.trim();
+      if (!file) return C.message(msg, t("Choose a log file first."), "error");
+      if (!pin) return C.message(msg, t("Enter the table PIN first."), "error");
+      C.message(msg, t("Sending…"));
+      file.text().then(function (text) {
+        return C.api("POST", "/api/history/import", text, { "X-Table-Pin": pin });
+      }).then(function (r) {
+        answered(r, pin);
+        if (!r.ok) return C.message(msg, r.error, "error");
+        C.replace(msg, t("Imported as game {id}.", { id: r.body.id }), " ",
+          h("a", { href: "/history/" + r.body.id }, t("Open it")));
+        msg.className = "msg ok";
+        msg.hidden = false;
+      });
+    });
+  }
+
+  // -- /history/<id> ----------------------------------------------------------------------
+  // The steps still in effect up to ``upto`` (an undo takes its step back, as
+  // on the table), each with the state before it, as board.js's renderers want.
+  function inEffect(steps, upto) {
+    var out = [];
+    for (var i = 0; i <= upto && i < steps.length; i++) {
+      var step = steps[i];
+      if (step.action.type === "undo") {
+        if (out.length > 1) out.pop();
+        continue;
+      }
+      var before = out.length ? out[out.length - 1].state : null;
+      out.push({ n: step.n, action: step.action, state: step.state, before: before });
+    }
+    return out;
+  }
+
+  // One line for one action: the game's own wording where it has one, else
+  // the fields, a hidden value shown as "hidden".
+  function describe(step, state) {
+    var a = step.action;
+    if (a.type === "new_game") return t("New game: {players}", { players: (a.players || []).join(", ") });
+    if (a.type === "undo") return t("Undo");
+    if (C.gameOf) {
+      try {
+        var own = C.gameOf(state).describe(step);
+        if (own) return own;
+      } catch (e) { /* the generic line below */ }
+    }
+    var parts = Object.keys(a).filter(function (k) { return k !== "type" && k !== "seat"; }).map(function (k) {
+      return k + " " + (a[k] === null ? t("hidden") : JSON.stringify(a[k]));
+    });
+    var what = a.type + (parts.length ? " " + parts.join(", ") : "");
+    if (typeof a.seat === "number" && state.players && state.players[a.seat] !== undefined) {
+      return t("{name}: {action}", { name: state.players[a.seat], action: what });
+    }
+    return what;
+  }
+
+  function plainBoard(root, s) {
+    C.replace(root, h("table", { className: "board" }, h("tbody", null, s.players.map(function (name, seat) {
+      return h("tr", null, h("td", null, C.dot(seat)), h("td", { className: "name" }, name),
+        h("td", { className: "num" }, C.number(s.scores[seat])),
+        s.tokens ? h("td", { className: "num" }, String(s.tokens[seat])) : null);
+    }))));
+  }
+
+  function startGame(detail) {
+    var steps = detail.steps || [];
+    if (!steps.length) return;
+    var last = steps.length - 1;
+    var final = steps[last].state;
+
+    var chart = document.getElementById("chart");
+    if (C.renderChart && C.chart && C.seriesOf) {
+      C.renderChart(chart, final, inEffect(steps, last));
+    }
+
+    var board = document.getElementById("step-board");
+    var details = document.getElementById("step-details");
+    var where = document.getElementById("where");
+    var action = document.getElementById("action");
+    var scrub = document.getElementById("scrub");
+    var index = last;
+
+    function show(k) {
+      index = Math.max(0, Math.min(last, k));
+      var step = steps[index];
+      where.textContent = t("Step {k} of {n}", { k: index + 1, n: steps.length }) + " · " + t("line {n}", { n: step.n });
+      action.textContent = describe(step, step.state);
+      if (C.renderBoard) {
+        C.renderBoard(board, step.state);
+        var title = board.querySelector(".game-title");       // the page's own title says it
+        if (title) title.remove();
+      } else {
+        plainBoard(board, step.state);
+      }
+      if (C.renderDetails) C.renderDetails(details, step.state, inEffect(steps, index), { log: false });
+      scrub.value = String(index);
+      document.getElementById("first").disabled = document.getElementById("prev").disabled = index === 0;
+      document.getElementById("last").disabled = document.getElementById("next").disabled = index === last;
+    }
+    document.getElementById("first").onclick = function () { show(0); };
+    document.getElementById("prev").onclick = function () { show(index - 1); };
+    document.getElementById("next").onclick = function () { show(index + 1); };
+    document.getElementById("last").onclick = function () { show(last); };
+    scrub.oninput = function () { show(parseInt(scrub.value, 10)); };
+    document.addEventListener("keydown", function (e) {
+      if (e.target && /INPUT|TEXTAREA|SELECT/.test(e.target.tagName)) return;
+      if (e.key === "ArrowLeft") show(index - 1);
+      if (e.key === "ArrowRight") show(index + 1);
+    });
+    show(last);
+  }
+
+  function startActions(record) {
+    var msg = document.getElementById("msg");
+
+    var full = document.getElementById("full-export");
+    if (full) full.onclick = function () {
+      withPin(function (pin) {
+        if (!pin) return C.message(msg, t("Enter the table PIN first."), "error");
+        var url = "/api/history/" + record.id + "/export.jsonl?lang=" + encodeURIComponent(C.boot.lang || "en");
+        fetch(url, { headers: { "X-Table-Pin": pin }, cache: "no-store" }).then(function (response) {
+          if (!response.ok) {
+            return response.json().then(function (body) {
+              answered({ ok: false, status: response.status }, pin);
+              C.message(msg, body.error || String(response.status), "error");
+            });
+          }
+          C.pin.set(pin);
+          return response.blob().then(function (blob) {
+            var link = h("a", { href: URL.createObjectURL(blob),
+                                download: "game-" + String(record.id).padStart(6, "0") + "-" + record.game + ".jsonl" });
+            document.body.appendChild(link);
+            link.click();
+            link.remove();
+            C.message(msg, t("Downloaded."), "ok");
+          });
+        }, function () { C.message(msg, t("The box does not answer: try again."), "error"); });
+      });
+    };
+
+    var resume = document.getElementById("resume-button");
+    if (resume) resume.onclick = function () {
+      withPin(function (pin) {
+        if (!pin) return C.message(msg, t("Enter the table PIN first."), "error");
+        C.message(msg, t("Sending…"));
+        C.api("POST", "/api/history/" + record.id + "/resume", undefined, { "X-Table-Pin": pin }).then(function (r) {
+          answered(r, pin);
+          if (!r.ok) return C.message(msg, r.error, "error");
+          C.message(msg, t("Resumed: it is the game at the table now."), "ok");
+          setTimeout(function () { window.location.href = "/"; }, 800);
+        });
+      });
+    };
+  }
+
+  localTimes();
+  if (C.boot.page === "history") startImport();
+  if (C.boot.page === "history-game" && C.boot.detail) {
+    startGame(C.boot.detail);
+    startActions(C.boot.detail.record);
+  }
+})();

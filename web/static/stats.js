@@ -1,0 +1,66 @@
+/* /stats: simple horizontal SVG bar charts over the tables the page already
+   shows (wins per player; average score per player for each game).  Data
+   from the page's boot data (boot.stats, the same object as GET /api/stats). */
+(function () {
+  "use strict";
+  var C = window.Companion;
+  var t = C.t;
+  var NS = "http://www.w3.org/2000/svg";
+  var W = 360, ROW = 22, LABEL = 96, NUM = 40, PAD = 4;
+
+  function el(tag, attrs, text) {
+    var node = document.createElementNS(NS, tag);
+    Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, attrs[k]); });
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  // rows = [{label, value}]; bars grow right from zero (left for negatives).
+  function bars(rows, title, format) {
+    var lo = 0, hi = 0;
+    rows.forEach(function (r) { lo = Math.min(lo, r.value); hi = Math.max(hi, r.value); });
+    if (hi === lo) hi = lo + 1;
+    var span = W - LABEL - NUM - PAD;
+    function x(v) { return LABEL + span * (v - lo) / (hi - lo); }
+    var height = rows.length * ROW + PAD;
+    var svg = el("svg", { viewBox: "0 0 " + W + " " + height, class: "chart bars", role: "img", "aria-label": title });
+    svg.appendChild(el("title", {}, title));
+    rows.forEach(function (r, i) {
+      var y = PAD + i * ROW;
+      var x0 = x(Math.min(0, r.value)), x1 = x(Math.max(0, r.value));
+      svg.appendChild(el("text", { x: LABEL - 6, y: y + ROW * 0.65, class: "tick", "text-anchor": "end" },
+        r.label.length > 14 ? r.label.slice(0, 13) + "…" : r.label));
+      svg.appendChild(el("rect", { x: x0, y: y + 3, width: Math.max(1, x1 - x0), height: ROW - 8,
+                                   class: "bar", fill: "currentColor", "fill-opacity": "0.7" }));
+      svg.appendChild(el("text", { x: x1 + 4, y: y + ROW * 0.65, class: "tick" }, format(r.value)));
+    });
+    if (lo < 0) {
+      svg.appendChild(el("line", { x1: x(0), x2: x(0), y1: 0, y2: height, class: "zero", stroke: "currentColor" }));
+    }
+    return svg;
+  }
+
+  function start(stats) {
+    var players = stats.players || [];
+    var wins = document.getElementById("wins-chart");
+    if (wins) {
+      var rows = players.filter(function (p) { return p.played > 0; })
+        .map(function (p) { return { label: p.name, value: p.won }; });
+      if (rows.length) wins.appendChild(bars(rows, t("Wins"), String));
+    }
+    Array.prototype.forEach.call(document.querySelectorAll("[data-chart]"), function (node) {
+      var game = node.dataset.chart;
+      var rows = [];
+      players.forEach(function (p) {
+        var g = p.games[game];
+        if (g && g.average !== null) rows.push({ label: p.name, value: g.average });
+      });
+      rows.sort(function (a, b) { return b.value - a.value; });
+      if (rows.length) {
+        node.appendChild(bars(rows, t("Average score"), function (v) { return C.number(Math.round(v * 100) / 100); }));
+      }
+    });
+  }
+
+  if (C.boot.page === "stats" && C.boot.stats) start(C.boot.stats);
+})();
