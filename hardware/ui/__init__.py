@@ -8,12 +8,18 @@ listed get :class:`~hardware.ui.generic.GenericController` (public scores).
 from __future__ import annotations
 
 from .base import Controller
+from .costly_tricks import CostlyTricksController
+from .diabolo import DiaboloController
+from .fight import FightController
 from .generic import GenericController
 from .scoreboard import ScoreboardController
+from .sloppy_seconds import SloppySecondsController
 from .third_man import ThirdManController
+from .yenta import YentaController
 
 CONTROLLERS: dict[str, type[Controller]] = {
-    cls.game_id: cls for cls in (ThirdManController, ScoreboardController)
+    cls.game_id: cls for cls in (ThirdManController, ScoreboardController, CostlyTricksController,
+                                 SloppySecondsController, FightController, YentaController, DiaboloController)
 }
 
 

@@ -1,0 +1,208 @@
+"""Costly Tricks on the box: the deal, quick trick entry, hand and match results.
+
+Seats are the two players (0, 1) then their dummies (2 = Ann's dummy, 3 =
+Ben's dummy); scores, tricks and tokens are per side (player + dummy).
+
+Screens (``self.mode``), re-derived from the public state after a change:
+
+``deal``       "Who has the red 0?": the four seats; OK deals (that seat leads).
+``trick``      the hand and the next trick's entry on one screen: both sides
+               with their tokens (dots), tricks and hand points, a triangle at
+               the side that leads (hollow when its dummy leads), then two
+               fields: *Won by* (the cursor starts on the seat that leads, i.e.
+               the last trick's winner) and *Points*.  UP/DOWN cycle the seat
+               (wrapping: two presses at most), OK goes to the points, which
+               start at the hand's expected value (the points still out divided
+               by the tricks left) and are entered ±5 then ±1 (see
+               :mod:`.number_entry`), within what the 220 check still allows.
+               The 11th trick's points are forced (220 minus the others): OK on
+               *Won by* enters it at once.  BACK steps back a field; on *Won
+               by* it opens the menu.
+``hand_end``   the hand's token and both sides' points; any button (or
+               REVEAL_S) goes on to the next deal.
+``match_end``  the winner; OK opens the menu.
+
+Presses per trick: seat moves (0-2) + OK + coarse moves + OK + fine moves
++ OK, so 3 at least and about 6 on average; the 11th trick: seat moves + OK.
+A deal: seat moves (0-2) + OK.
+"""
+
+from __future__ import annotations
+
+from companion.i18n import N_, _
+
+from .. import draw as d
+from ..draw import Canvas
+from .base import REVEAL_S, Controller
+from .number_entry import Stepper
+
+SEATS = 4
+TRICKS = 11
+TRICK_COST = 20
+HAND_POINTS = TRICKS * TRICK_COST       # the 44 cards add up to 220
+MAX_TRICK = 40                          # four 10s
+
+
+def _hands_choices(players):
+    return [(n, str(n)) for n in range(1, 6)]
+
+
+def seat_label(players: list[str], seat: int) -> str:
+    """A seat as the table says it: the player, or the player's dummy."""
+    name = players[seat % 2]
+    return name if seat < 2 else _("{name}'s dummy", name=name)
+
+
+def marker(c: Canvas, x: int, y: int, hollow: bool = False, fill=d.ON) -> None:
+    """The lead's triangle; hollow when the side's dummy leads."""
+    c.draw.polygon([(x, y), (x, y + 6), (x + 3, y + 3)], fill=None if hollow else fill, outline=fill)
+
+
+class CostlyTricksController(Controller):
+    game_id = "costly-tricks"
+    OPTIONS = [
+        {"key": "hands_to_win", "label": N_("Hands to win"), "choices": _hands_choices,
+         "default": lambda players: 3},
+    ]
+
+    def __init__(self, app):
+        super().__init__(app)
+        self.mode = "deal"
+        self.cursor = 0              # deal: the seat with the red 0; trick: the winner
+        self.field = 0               # trick: 0 = won by, 1 = points
+        self.points: Stepper | None = None
+
+    # -- following the state ---------------------------------------------------
+    def sync(self, public, change) -> None:
+        previous, self.public = self.public, public
+        if change is not None and change.kind not in ("action", "undo", "new_game", "resume"):
+            return
+        ended = change is not None and change.kind == "action" and change.action_type == "trick" \
+            and len(public["hands"]) > len(previous.get("hands", public["hands"]))
+        if ended and not public["finished"]:
+            self.mode = "hand_end"
+            self.app.set_timer("costly-tricks", REVEAL_S, self._derive)
+            self.app.chirp(2)
+            return
+        self._derive()
+
+    def _derive(self) -> None:
+        self.app.cancel_timer("costly-tricks")
+        p = self.public
+        if p["finished"]:
+            self.mode = "match_end"
+        elif p["lead"] is None:
+            if self.mode != "deal":
+                self.cursor = 0
+            self.mode = "deal"
+        else:
+            self.mode = "trick"
+            self._new_trick()
+
+    def _new_trick(self) -> None:
+        """The entry of the next trick: the lead as the likely winner, the expected points."""
+        p = self.public
+        self.field, self.cursor = 0, p["lead"]
+        played = sum(p["tricks"])
+        left = TRICKS - played                          # this trick included
+        taken = sum(p["scores"]) + TRICK_COST * played  # card points in the tricks so far
+        rest = HAND_POINTS - taken
+        lo, hi = max(0, rest - MAX_TRICK * (left - 1)), min(MAX_TRICK, rest)
+        self.points = Stepper(round(rest / left) if left else 0, lo, hi)
+
+    def _last_trick(self) -> bool:
+        return sum(self.public["tricks"]) == TRICKS - 1
+
+    # -- buttons ----------------------------------------------------------------
+    def key(self, name: str) -> bool:
+        p = self.public
+        if self.mode == "hand_end":
+            self._derive()                # any button: on to the deal
+            return True
+        if self.mode == "match_end":
+            if name == "ok":
+                self.app.open_menu()
+                return True
+            return False
+        if self.mode == "deal":
+            if name in ("up", "down"):
+                self.cursor = (self.cursor + (1 if name == "down" else -1)) % SEATS
+                return True
+            if name == "ok":
+                self.app.submit({"type": "deal", "lead": self.cursor})
+                return True
+            return False
+        # the trick entry
+        if self.field == 0:
+            if name in ("up", "down"):
+                self.cursor = (self.cursor + (1 if name == "down" else -1)) % SEATS
+                return True
+            if name == "ok":
+                if self._last_trick():
+                    self._enter()
+                else:
+                    self.field = 1
+                return True
+            return False
+        if name in ("up", "down"):
+            self.points.move(name)
+        elif name == "ok":
+            if self.points.ok():
+                self._enter()
+        elif name == "back" and not self.points.back():
+            self.field = 0
+        return True
+
+    def _enter(self) -> None:
+        if not self.app.submit({"type": "trick", "winner": self.cursor, "points": self.points.value}):
+            self.field = 0            # refused (shown): start the entry again from the seat
+
+    # -- screens ---------------------------------------------------------------
+    def draw(self, c: Canvas, p: dict) -> None:
+        getattr(self, f"_draw_{self.mode}")(c, p)
+
+    def _draw_sides(self, c: Canvas, p: dict, y: int, lead: int | None, scores, tricks) -> None:
+        """Both sides: triangle at the lead, name, tokens, tricks, hand points."""
+        for s in (0, 1):
+            row = y + s * 12
+            if lead is not None and lead % 2 == s:
+                marker(c, 0, row + 3, hollow=lead >= 2)
+            tokens = p["tokens"][s]
+            room = 66 - (min(tokens, 3) * 5 + 3 if tokens else 0)
+            width = c.text_fit(5, row, p["players"][s], room, d.BODY)
+            c.dots(5 + width + 3, row + 4, tokens, limit=3)
+            c.right(98, row + 1, _("{n} tr.", n=tricks[s]), d.SMALL)
+            c.right(d.WIDTH - 1, row, d.signed(scores[s]), d.STRONG)
+
+    def _draw_trick(self, c: Canvas, p: dict) -> None:
+        played = sum(p["tricks"])
+        c.header(_("Hand {h} · trick {t}/{n}", h=len(p["hands"]) + 1, t=played + 1, n=TRICKS))
+        self._draw_sides(c, p, 14, p["lead"], p["scores"], p["tricks"])
+        label = _("Won by")
+        seat = d.fit(seat_label(p["players"], self.cursor), d.BODY, d.WIDTH - 9 - d.text_width(label, d.BODY))
+        c.row(39, label, self.field == 0, height=12, right=seat)
+        if self._last_trick():
+            c.row(51, _("Points (the rest)"), False, height=12, right=str(self.points.value))
+        else:
+            c.row(51, _("Points {step}", step=self.points.label()), self.field == 1, height=12,
+                  right=str(self.points.value))
+
+    def _draw_deal(self, c: Canvas, p: dict) -> None:
+        c.header(_("Who has the red 0?"))
+        for seat in range(SEATS):
+            c.row(14 + seat * 12, seat_label(p["players"], seat), seat == self.cursor, height=12)
+
+    def _draw_result(self, c: Canvas, p: dict, header: str, right: str, headline: str) -> None:
+        hand = p["hands"][-1]
+        c.header(header, right)
+        c.center(15, headline, d.largest_fitting(headline, d.WIDTH - 2, (d.BIG, d.TITLE, d.STRONG)))
+        self._draw_sides(c, p, 38, None, hand["points"], hand["tricks"])
+
+    def _draw_hand_end(self, c: Canvas, p: dict) -> None:
+        token = p["hands"][-1]["token"]
+        headline = _("No token: 0 to 0") if token is None else _("Token for {name}", name=p["players"][token])
+        self._draw_result(c, p, _("Hand {h} over", h=len(p["hands"])), "", headline)
+
+    def _draw_match_end(self, c: Canvas, p: dict) -> None:
+        winner = p["players"][p["winner"][0]]
+        self._draw_result(c, p, _("Match over"), _("OK: menu"), _("{name} wins!", name=winner))

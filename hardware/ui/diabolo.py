@@ -1,0 +1,401 @@
+"""Diabolo on the box: scoring colours, with the doubles as secret decisions.
+
+Screens (``self.mode``); a colour's scoring is a draft kept in the controller
+(colour, heaven/hell, hand sums) and re-joined after a menu or a phone entry:
+
+``table``     the round: each seat's total, "D" at the dealer, a triangle at
+              the seat whose turn it is to place a card (the seat after the
+              dealer until phones track the rows), "×2" while a seat still
+              holds its double; the header lists the colours scored this
+              round.  OK → score a colour.
+``color``     which colour: the game's colours not yet scored this round
+              (then usual names, up to five in all).
+``sums``      the row's heaven and hell sums (0..15, wrapping), one field each,
+              starting from the row tracked on the phones if any; the verdict
+              (positive, negative, equal) is shown as they change.
+``pass``      positive colour: the doubles, collected like a Third Man bid,
+              from the seat after the dealer, only seats still holding their
+              double: "<name> ✓ … Pass the box to <next>", names only.  OK →
+``pick``      that seat's private choice, "Keep" or "Play ×2"; the cursor
+              always starts on Keep.  OK locks it (a secret ``double`` entry).
+``hands``     every seat's hand sum in the colour (±5 then ±1, from 0); OK on
+              the last seat scores the colour (the engine reads the locked
+              decisions: nothing about them is drawn before that).
+``scored``    the colour's result and who played a double (REVEAL_S or a
+              button), then ``round_end`` after a round's fifth colour.
+``game_end``  the winners; OK opens the menu.
+
+BACK steps back a field; on the first ``pass`` screen it returns to the sums
+until a decision is locked, then to the table (OK resumes).  Presses per
+colour: colour moves + OK, heaven moves + OK, hell moves + OK, 2 per double
+holder (+1 to play it), and per seat its hand sum (coarse moves + OK + fine
+moves + OK).
+"""
+
+from __future__ import annotations
+
+from companion.games.diabolo_rows import row_of
+from companion.i18n import N_, _
+
+from .. import draw as d
+from ..draw import Canvas
+from .base import REVEAL_S, Controller, lead_marker, pass_screen
+from .number_entry import Stepper
+
+COLOURS = 5
+SIDE_MAX = 15                 # three 5s
+HAND_MAX = 70
+DEFAULT_COLOURS = (N_("red"), N_("blue"), N_("green"), N_("yellow"), N_("purple"))
+
+
+def _dealer_choices(players):
+    return [(seat, name) for seat, name in enumerate(players)]
+
+
+class DiaboloController(Controller):
+    game_id = "diabolo"
+    OPTIONS = [{"key": "first_dealer", "label": N_("First dealer"), "choices": _dealer_choices,
+                "default": lambda players: 0}]
+
+    def __init__(self, app):
+        super().__init__(app)
+        self.mode = "table"
+        self.cursor = 0
+        self.result: dict | None = None
+        self._clear_draft()
+
+    def _clear_draft(self) -> None:
+        self.color: str | None = None
+        self.row = [0, 0]                           # the row's heaven and hell sums
+        self.row_done = False                       # both entered
+        self.field: Stepper | None = None
+        self.side = 0                               # sums: 0 heaven, 1 hell
+        self.hands: list[int] = []
+        self.seat: int | None = None                # pass/pick/hands: the seat
+
+    # -- following the state ---------------------------------------------------
+    def sync(self, public, change) -> None:
+        previous, self.public = self.public, public
+        if change is not None and change.kind not in ("action", "undo", "new_game", "resume"):
+            return
+        scored = change is not None and change.kind == "action" and change.action_type == "score"
+        if previous and (previous.get("scored") != public["scored"] or previous.get("round") != public["round"]):
+            if scored:
+                self.result = self._result(previous, public)
+            self._clear_draft()
+        if scored:
+            self.mode, self.private = "scored", False
+            self.app.set_timer("diabolo", REVEAL_S, self._after_result)
+            self.app.chirp(1)
+            return
+        self._derive()
+
+    def _result(self, before: dict, after: dict) -> dict:
+        """What the score just entered did: the colour, the points, the doubles
+        spent (known while the round goes on)."""
+        if after["round"] == before["round"]:
+            color = after["scored"][-1]
+        else:                                         # the round's last colour: the one not scored before
+            left = [c for c in self._game_colors() if c not in before["scored"]]
+            color = left[0] if len(left) == 1 else (self.color or "")
+        delta = [a - b for a, b in zip(after["scores"], before["scores"])]
+        doubled = []
+        if after["round"] == before["round"]:
+            doubled = [s for s, (was, now) in enumerate(zip(before["doubles_left"], after["doubles_left"])) if was and not now]
+        return {"color": color, "delta": delta, "doubled": doubled,
+                "round_over": after["round"] != before["round"] or after["finished"], "round": before["round"]}
+
+    def _after_result(self) -> None:
+        self.app.cancel_timer("diabolo")
+        if self.mode == "scored" and self.result and self.result["round_over"] and not self.public["finished"]:
+            self.mode = "round_end"
+            self.app.set_timer("diabolo", REVEAL_S, self._after_result)
+            return
+        self.mode = "table"
+        self._derive()
+
+    def _derive(self) -> None:
+        p = self.public
+        self.private = False
+        if p["finished"]:
+            self.mode = "game_end"
+            return
+        decided = p["decided"]
+        if decided is not None and decided["color"] != self.color:
+            self._clear_draft()                      # a phone started this colour's doubles
+            self._start_colour(decided["color"])
+        if self.mode in ("scored", "round_end", "table", "game_end"):
+            self.mode = "table"
+            return
+        self._advance()
+
+    def _advance(self) -> None:
+        """The next step of the colour's scoring, from the draft and the public state."""
+        self.private = False
+        if self.color is None:
+            self.mode, self.cursor = "color", 0
+        elif not self.row_done:
+            self._open_sums(0)
+        elif self._next_decider() is not None:
+            self.mode, self.seat = "pass", self._next_decider()
+        elif self.mode != "hands":
+            self._open_hand(0)
+
+    def _order(self) -> list[int]:
+        n = len(self.public["players"])
+        return [(self.public["dealer"] + 1 + k) % n for k in range(n)]
+
+    def _decided(self) -> list[int]:
+        decided = self.public["decided"]
+        return decided["seats"] if decided and decided["color"] == self.color else []
+
+    def _next_decider(self) -> int | None:
+        """The next seat to decide on its double: positive colour, double still held."""
+        if not self.row_done or self.row[0] <= self.row[1]:
+            return None
+        done = set(self._decided())
+        return next((s for s in self._order() if self.public["doubles_left"][s] and s not in done), None)
+
+    def _open_sums(self, side: int) -> None:
+        self.mode, self.side = "sums", side
+        self.field = Stepper(self.row[side], 0, SIDE_MAX, coarse=None, wrap=True)
+
+    def _open_hand(self, seat: int) -> None:
+        self.mode, self.seat = "hands", seat
+        n = len(self.public["players"])
+        self.hands = (self.hands + [0] * n)[:n]
+        self.field = Stepper(self.hands[seat], 0, HAND_MAX)
+
+    def _board(self, name: str, default):
+        """A public fact the public view lacks (the rows placed, whose turn it
+        is to place, the game's colours), read from the session's state."""
+        try:
+            return getattr(self.app.session.timeline.state, name)
+        except AttributeError:
+            return default
+
+    def _start_colour(self, color: str) -> None:
+        """Begin a colour's draft; a row tracked on the phones (``place``)
+        gives the heaven and hell sums to start from (the engine checks them)."""
+        self.color, self.row, self.row_done = color, [0, 0], False
+        rows = self._board("rows", ())
+        if rows:
+            self.row = list(row_of(rows, color).sums())
+
+    def _game_colors(self) -> list[str]:
+        """The game's colours so far, in order of first use."""
+        used = list(self._board("colors", ()))
+        return used + [c for c in self.public["scored"] if c not in used]
+
+    def _colors(self) -> list[str]:
+        """Colours to offer: the game's not yet scored this round, then usual names."""
+        used = self._game_colors()
+        names = used + [c for c in (_(n) for n in DEFAULT_COLOURS) if c not in used]
+        return [c for c in names[:COLOURS] if c not in self.public["scored"]]
+
+    def leave_private(self) -> None:
+        if self.mode == "pick":
+            self.mode, self.private = "pass", False
+
+    def locked_seats(self, public) -> set[int]:
+        return set(public["decided"]["seats"]) if public.get("decided") else set()
+
+    # -- buttons ----------------------------------------------------------------
+    def key(self, name: str) -> bool:
+        if self.mode in ("scored", "round_end"):
+            self._after_result()
+            return True
+        if self.mode == "game_end":
+            if name == "ok":
+                self.app.open_menu()
+                return True
+            return False
+        return getattr(self, f"_key_{self.mode}")(name)
+
+    def _key_table(self, name: str) -> bool:
+        if name != "ok":
+            return False
+        self._advance()                   # a new colour, or back into the draft where it was left
+        return True
+
+    def _key_color(self, name: str) -> bool:
+        colors = self._colors()
+        if name in ("up", "down"):
+            self.cursor = (self.cursor + (1 if name == "down" else -1)) % len(colors)
+        elif name == "ok":
+            self._start_colour(colors[self.cursor])
+            self._advance()
+        elif name == "back":
+            self.color, self.mode = None, "table"
+        return True
+
+    def _key_sums(self, name: str) -> bool:
+        if name in ("up", "down"):
+            self.field.move(name)
+        elif name == "ok":
+            self.row[self.side] = self.field.value
+            if self.side == 0:
+                self._open_sums(1)
+            else:
+                self.row_done = True
+                self._advance()
+        elif name == "back":
+            if self.side == 1:
+                self.row[1] = self.field.value
+                self._open_sums(0)
+            elif not self._decided():
+                self.color, self.mode = None, "color"
+            else:
+                self.mode = "table"
+        return True
+
+    def _key_pass(self, name: str) -> bool:
+        if name == "ok":
+            self.mode, self.private, self.cursor = "pick", True, 0     # the cursor always starts on Keep
+        elif name == "back":
+            if self._decided():
+                self.mode = "table"                  # the draft stays: OK resumes
+            else:
+                self.row_done = False
+                self._open_sums(1)
+        return True
+
+    def _key_pick(self, name: str) -> bool:
+        if name in ("up", "down"):
+            self.cursor = 1 - self.cursor
+        elif name == "ok":
+            play, seat = self.cursor == 1, self.seat
+            self.mode, self.private, self.cursor = "pass", False, 0    # the pick leaves the screen first
+            self.app.submit({"type": "double", "seat": seat, "color": self.color, "play": play})
+        elif name == "back":
+            self.mode, self.private, self.cursor = "pass", False, 0
+        return True
+
+    def _key_hands(self, name: str) -> bool:
+        if name in ("up", "down"):
+            self.field.move(name)
+        elif name == "ok":
+            if not self.field.ok():
+                return True
+            self.hands[self.seat] = self.field.value
+            if self.seat + 1 < len(self.public["players"]):
+                self._open_hand(self.seat + 1)
+            else:
+                self.app.submit({"type": "score", "color": self.color, "hands": list(self.hands),
+                                 "heaven": self.row[0], "hell": self.row[1]})
+        elif name == "back" and not self.field.back():
+            if self.seat > 0:
+                self._open_hand(self.seat - 1)
+                self.field.fine = True
+            else:
+                self.mode = "table"
+        return True
+
+    # -- screens ---------------------------------------------------------------
+    def draw(self, c: Canvas, p: dict) -> None:
+        getattr(self, f"_draw_{self.mode}")(c, p)
+
+    def _seat_rows(self, c: Canvas, p: dict, right_of, cursor: int | None = None, marks: bool = True) -> None:
+        """One row per seat: 12 px high up to four seats, 10 px for five."""
+        first = self._board("turn", self._order()[0])      # whose turn it is to place a card
+        height, font = (12, d.BODY) if len(p["players"]) <= 4 else (10, d.SMALL)
+        for seat, name in enumerate(p["players"]):
+            y = 14 + seat * height
+            fg = d.ON
+            if seat == cursor:
+                c.fill(0, y, d.WIDTH - 1, y + height - 1)
+                fg = d.OFF
+            if marks and seat == first:
+                lead_marker(c, 0, y + height // 2 - 3, fill=fg)
+            width = c.text_fit(5, y - 1, name, 60, font, fill=fg)
+            if marks and seat == p["dealer"]:            # "D" boxed, as on the Sloppy Seconds table
+                x = 5 + width + 3
+                c.fill(x, y + 1, x + 8, y + 10)
+                c.text(x + 1, y + 1, _("D"), d.SMALL, fill=d.OFF)
+            if marks and p["doubles_left"][seat]:
+                c.text(80, y, "\u00d72", d.SMALL, fill=fg)
+            c.right(d.WIDTH - 1, y - 1, right_of(seat), font, fill=fg)
+
+    def _draw_table(self, c: Canvas, p: dict) -> None:
+        n = len(p["players"])
+        title = _("Round {r}/{n}", r=p["round"], n=n)
+        room = d.WIDTH - d.text_width(title, d.SMALL) - 6
+        scored = ""
+        for size in (3, 2, 1):                       # the colours scored, as short as needed to fit
+            scored = "\u2713 " + " ".join(col[:size] for col in p["scored"])
+            if d.text_width(scored, d.SMALL) <= room:
+                break
+        c.header(title, scored if p["scored"] else "")
+        self._seat_rows(c, p, lambda s: d.number(p["scores"][s]))
+        if n == 3:
+            c.footer(_("Scored: {colors}", colors=", ".join(p["scored"])) if p["scored"] else _("OK: score a colour"))
+
+    def _draw_color(self, c: Canvas, p: dict) -> None:
+        colors = self._colors()
+        c.header(_("Which colour?"), _("{k}/5 scored", k=len(p["scored"])))
+        first = max(0, min(self.cursor - 2, len(colors) - 4))
+        for i, color in enumerate(colors[first:first + 4]):
+            c.row(14 + i * 12, color, first + i == self.cursor, height=12)
+
+    def _verdict(self, heaven: int, hell: int) -> str:
+        if heaven > hell:
+            return _("positive: doubles allowed")
+        if hell > heaven:
+            return _("negative")
+        return _("equal: nobody scores")
+
+    def _draw_sums(self, c: Canvas, p: dict) -> None:
+        heaven = self.field.value if self.side == 0 else self.row[0]
+        hell = self.field.value if self.side == 1 else self.row[1]
+        c.header(_("{color}: the row", color=self.color))
+        c.row(15, _("Heaven"), self.side == 0, height=13, right=str(heaven), font=d.STRONG)
+        c.row(29, _("Hell"), self.side == 1, height=13, right=str(hell), font=d.STRONG)
+        c.footer(self._verdict(heaven, hell) if self.side == 1 else _("▲▼ sum · OK next"))
+
+    def _draw_pass(self, c: Canvas, p: dict) -> None:
+        done = [p["players"][s] for s in self._order() if s in self._decided()]
+        holders = [s for s in self._order() if p["doubles_left"][s]]
+        pass_screen(c, _("{color}: doubles", color=self.color), f"{len(done)}/{len(holders)}",
+                    done[-2:], p["players"][self.seat])
+
+    def _draw_pick(self, c: Canvas, p: dict) -> None:
+        c.private = True
+        name = p["players"][self.seat]
+        c.header(_("{name}, your double", name=name))
+        c.center(14, _("on {color}? Only {name} looks!", color=self.color, name=name), d.SMALL)
+        c.row(27, _("Keep it"), self.cursor == 0, height=13, font=d.STRONG)
+        c.row(41, _("Play it \u00d72"), self.cursor == 1, height=13, font=d.STRONG)
+        c.footer(_("▲▼ choose · OK lock"))
+
+    def _draw_hands(self, c: Canvas, p: dict) -> None:
+        c.header(_("{color}: hand sums", color=self.color), self.field.label())
+
+        def value(s: int) -> str:
+            if s == self.seat:
+                return str(self.field.value)
+            return str(self.hands[s]) if s < self.seat else ""
+        self._seat_rows(c, p, value, cursor=self.seat, marks=False)
+
+    def _draw_scored(self, c: Canvas, p: dict) -> None:
+        r = self.result
+        c.header(_("{color} scored", color=r["color"]), _("round {r}", r=r["round"]))
+        who = [(s, v) for s, v in enumerate(r["delta"]) if v]
+        if who:
+            seat, points = who[0]
+            headline = f"{p['players'][seat]} {d.signed(points)}"
+        else:
+            headline = _("Nobody scores")
+        c.center(16, headline, d.largest_fitting(headline, d.WIDTH - 2, (d.BIG, d.TITLE, d.STRONG)))
+        if r["doubled"]:
+            names = ", ".join(p["players"][s] for s in r["doubled"])
+            for i, line in enumerate(d.wrap(_("Doubles played: {names}", names=names), d.SMALL, d.WIDTH - 2)[:2]):
+                c.center(38 + i * 10, line, d.SMALL)
+
+    def _draw_round_end(self, c: Canvas, p: dict) -> None:
+        c.header(_("Round {r} over", r=self.result["round"]), _("total"))
+        self._seat_rows(c, p, lambda s: d.number(p["scores"][s]), marks=False)
+
+    def _draw_game_end(self, c: Canvas, p: dict) -> None:
+        winners = set(p["winner"])
+        c.header(_("Game over"), _("OK: menu"))
+        self._seat_rows(c, p, lambda s: ("\u2605 " if s in winners else "") + d.number(p["scores"][s]), marks=False)

@@ -1,0 +1,263 @@
+"""Yenta on the box: the bid, asks and passes, the last player's dice.
+
+Screens (``self.mode``), re-derived from the public state after a change:
+
+``bid``       who won the auction and for how much: the seat (UP/DOWN, OK; it
+              starts on the last hand's bidder) then the amount, ±5 then ±1
+              from the last bid (see :mod:`.number_entry`).
+``turn``      the table: one row per seat with its dice (dots), hand points
+              and total, a triangle at the seat that asks; the header names the
+              bid.  The cursor picks whom the asker asks (it starts on the next
+              seat with dice) or, past the last seat, *pass* (in the header).
+              OK on a seat → ``value``; OK on *pass* passes.
+``value``     the value asked, 1..6 (wrapping; it starts on the last value asked).
+``hit``       "Hit" or "Miss" (starts on Hit); OK enters the ask.
+``last``      the last seat with dice shows them: one value per die (each
+              starts on the one before), OK after the last die settles the hand.
+``hand_end``  the bid made or lost, everyone's hand points and totals.
+``game_end``  the winner; OK opens the menu.
+
+BACK steps back (``value`` → ``turn``, ``hit`` → ``value``, a die → the
+one before); on ``turn`` and the first field of ``bid`` it opens the menu.
+
+Presses: a bid, seat moves + OK + coarse moves + OK + fine moves + OK; an
+ask, target moves + OK + value moves (0..3) + OK + (1 for a miss) + OK, so 3
+at least; a pass, moves to *pass* + OK; the last dice, one OK per die + the
+moves (0..3 each).
+"""
+
+from __future__ import annotations
+
+from companion.i18n import N_, _
+
+from .. import draw as d
+from ..draw import Canvas
+from .base import REVEAL_S, Controller, lead_marker
+from .number_entry import Stepper
+
+DICE = 5
+PASS = "pass"
+ROW_H = 10
+ROWS = 5
+MAX_BID = 999
+
+
+def _target_choices(players):
+    return [(t, str(t)) for t in (100, 50, 150, 200)]
+
+
+class YentaController(Controller):
+    game_id = "yenta"
+    OPTIONS = [{"key": "target", "label": N_("Target"), "choices": _target_choices, "default": lambda players: 100}]
+
+    def __init__(self, app):
+        super().__init__(app)
+        self.mode = "bid"
+        self.cursor = 0                 # bid: the seat; turn: the target or PASS
+        self.amount: Stepper | None = None
+        self.value = 1                  # the value asked (kept from one ask to the next)
+        self.hit = True
+        self.dice: list[int] = []       # last: the values entered so far
+        self.last_bidder = 0
+        self.last_bid = 20
+
+    # -- following the state ---------------------------------------------------
+    def sync(self, public, change) -> None:
+        previous, self.public = self.public, public
+        if change is not None and change.kind not in ("action", "undo", "new_game", "resume"):
+            return
+        if public["hands"]:
+            self.last_bidder, self.last_bid = public["hands"][-1]["bidder"], public["hands"][-1]["bid"]
+        settled = len(public["hands"]) > len(previous.get("hands", public["hands"]))
+        if change is not None and change.kind == "action" and settled and not public["finished"]:
+            self.mode = "hand_end"
+            self.app.set_timer("yenta", REVEAL_S, self._derive)
+            self.app.chirp(1)
+            return
+        self._derive()
+
+    def _derive(self) -> None:
+        self.app.cancel_timer("yenta")
+        p = self.public
+        if p["finished"]:
+            self.mode = "game_end"
+        elif p["bidder"] is None:
+            if self.mode != "bid":
+                self.cursor, self.amount = self.last_bidder, None
+            self.mode = "bid"
+        elif sum(1 for n in p["dice"] if n) == 1:
+            if self.mode != "last":
+                self.dice = []
+            self.mode = "last"
+        else:
+            self.mode = "turn"
+            self.cursor = self._targets()[0]
+
+    def _targets(self) -> list:
+        """Whom the asker may ask, from the next seat on, then PASS."""
+        p = self.public
+        n = len(p["players"])
+        seats = [(p["turn"] + k) % n for k in range(1, n)]
+        return [s for s in seats if p["dice"][s]] + [PASS]
+
+    # -- buttons ----------------------------------------------------------------
+    def key(self, name: str) -> bool:
+        p = self.public
+        if self.mode == "hand_end":
+            self._derive()
+            return True
+        if self.mode == "game_end":
+            if name == "ok":
+                self.app.open_menu()
+                return True
+            return False
+        return getattr(self, f"_key_{self.mode}")(name, p)
+
+    def _key_bid(self, name: str, p: dict) -> bool:
+        if self.amount is None:                     # the seat
+            if name in ("up", "down"):
+                self.cursor = (self.cursor + (1 if name == "down" else -1)) % len(p["players"])
+            elif name == "ok":
+                self.amount = Stepper(self.last_bid, 0, MAX_BID)
+            else:
+                return False
+            return True
+        if name in ("up", "down"):
+            self.amount.move(name)
+        elif name == "ok":
+            if self.amount.ok():
+                self.app.submit({"type": "bid", "seat": self.cursor, "amount": self.amount.value})
+        elif name == "back" and not self.amount.back():
+            self.amount = None
+        return True
+
+    def _key_turn(self, name: str, p: dict) -> bool:
+        targets = self._targets()
+        if name in ("up", "down"):
+            i = targets.index(self.cursor) if self.cursor in targets else 0
+            self.cursor = targets[(i + (1 if name == "down" else -1)) % len(targets)]
+        elif name == "ok":
+            if self.cursor == PASS:
+                self.app.submit({"type": "pass", "seat": p["turn"]})
+            else:
+                self.mode = "value"
+        else:
+            return False
+        return True
+
+    def _key_value(self, name: str, p: dict) -> bool:
+        if name in ("up", "down"):
+            self.value = (self.value - 1 + (1 if name == "up" else -1)) % 6 + 1
+        elif name == "ok":
+            self.mode, self.hit = "hit", True
+        elif name == "back":
+            self.mode = "turn"
+        return True
+
+    def _key_hit(self, name: str, p: dict) -> bool:
+        if name in ("up", "down"):
+            self.hit = not self.hit
+        elif name == "ok":
+            action = {"type": "ask", "seat": p["turn"], "target": self.cursor, "value": self.value, "hit": self.hit}
+            if not self.app.submit(action):
+                self.mode = "turn"
+        elif name == "back":
+            self.mode = "value"
+        return True
+
+    def _key_last(self, name: str, p: dict) -> bool:
+        seat = p["turn"]
+        if not self.dice:
+            self.dice = [1]
+        if name in ("up", "down"):
+            self.dice[-1] = (self.dice[-1] - 1 + (1 if name == "up" else -1)) % 6 + 1
+        elif name == "ok":
+            if len(self.dice) < p["dice"][seat]:
+                self.dice.append(self.dice[-1])
+            else:
+                dice, self.dice = self.dice, []
+                if not self.app.submit({"type": "last", "seat": seat, "dice": dice}):
+                    self.dice = dice
+        elif name == "back":
+            if len(self.dice) <= 1:
+                self.dice = []
+                return False
+            self.dice.pop()
+        return True
+
+    # -- screens ---------------------------------------------------------------
+    def draw(self, c: Canvas, p: dict) -> None:
+        getattr(self, f"_draw_{self.mode}")(c, p)
+
+    def _rows(self, c: Canvas, p: dict, y0: int, points, marked: int | None, cursor=None) -> None:
+        """Seats as rows: triangle, name, dice (dots), ``points`` (a column) and the total."""
+        n = len(p["players"])
+        first = 0
+        if n > ROWS and isinstance(cursor, int):
+            first = max(0, min(cursor - ROWS + 2, n - ROWS))
+        for i, seat in enumerate(range(first, min(n, first + ROWS))):
+            y = y0 + i * ROW_H
+            fg = d.ON
+            if seat == cursor:
+                c.fill(0, y, d.WIDTH - 1, y + ROW_H - 1)
+                fg = d.OFF
+            if seat == marked:
+                lead_marker(c, 0, y + 2, fill=fg)
+            c.text_fit(5, y - 1, p["players"][seat], 44, d.SMALL, fill=fg)
+            for k in range(p["dice"][seat]):
+                c.fill(51 + k * 5, y + 3, 54 + k * 5, y + 6, fg)
+            c.right(94, y - 1, points(seat), d.SMALL, fill=fg)
+            c.right(d.WIDTH - 1, y - 1, "\u03a3" + d.number(p["scores"][seat]), d.SMALL, fill=fg)
+
+    def _draw_turn(self, c: Canvas, p: dict) -> None:
+        c.header(_("{name} bid {bid}", name=p["players"][p["bidder"]], bid=p["bid"]))
+        width = d.text_width(_("pass"), d.SMALL) + 6
+        if self.cursor == PASS:
+            c.fill(d.WIDTH - width, 0, d.WIDTH - 1, 11)
+        c.right(d.WIDTH - 3, 0, _("pass"), d.SMALL, fill=d.OFF if self.cursor == PASS else d.ON)
+        self._rows(c, p, 14, lambda s: d.signed(p["hand_points"][s]), p["turn"], self.cursor)
+
+    def _draw_bid(self, c: Canvas, p: dict) -> None:
+        c.header(_("Hand {h}: the winning bid", h=len(p["hands"]) + 1))
+        name = p["players"][self.cursor]
+        c.row(16, _("Bidder"), self.amount is None, height=15, right=d.fit(name, d.TITLE, 70), font=d.TITLE)
+        if self.amount is not None:
+            c.row(33, _("Bid {step}", step=self.amount.label()), True, height=15, right=str(self.amount.value),
+                  font=d.TITLE)
+        c.footer(_("▲▼ choose · OK next"))
+
+    def _draw_value(self, c: Canvas, p: dict) -> None:
+        asker, target = p["players"][p["turn"]], p["players"][self.cursor]
+        c.header(_("{asker} asks {target} for", asker=asker, target=target))
+        d.card_row(c, 20, [1, 2, 3, 4, 5, 6], self.value - 1)
+        c.footer(_("▲▼ value · OK next"))
+
+    def _draw_hit(self, c: Canvas, p: dict) -> None:
+        target = p["players"][self.cursor]
+        c.header(_("Has {target} a {value}?", target=target, value=self.value))
+        c.row(17, _("Hit: a pair"), self.hit, height=15, font=d.TITLE)
+        c.row(34, _("Miss"), not self.hit, height=15, font=d.TITLE)
+        c.footer(_("OK enter · BACK value"))
+
+    def _draw_last(self, c: Canvas, p: dict) -> None:
+        seat = p["turn"]
+        count = p["dice"][seat]
+        dice = self.dice or [1]
+        c.header(_("{name}'s last dice", name=p["players"][seat]), f"{len(dice)}/{count}")
+        d.card_row(c, 20, dice + ["·"] * (count - len(dice)), len(dice) - 1)
+        c.footer(_("▲▼ value · OK next die"))
+
+    def _draw_hand_end(self, c: Canvas, p: dict) -> None:
+        hand = p["hands"][-1]
+        bidder = p["players"][hand["bidder"]]
+        made = hand["points"][hand["bidder"]] >= hand["bid"]
+        headline = _("{name} made {bid}", name=bidder, bid=hand["bid"]) if made else \
+            _("{name} lost {bid}", name=bidder, bid=hand["bid"])
+        c.header(headline)
+        points = dict(enumerate(hand["delta"]))
+        self._rows(c, {**p, "dice": [0] * len(p["players"])}, 14, lambda s: d.signed(points[s]), hand["bidder"])
+
+    def _draw_game_end(self, c: Canvas, p: dict) -> None:
+        winner = p["players"][p["winner"][0]]
+        c.header(_("{name} wins!", name=winner), _("OK: menu"))
+        self._rows(c, {**p, "dice": [0] * len(p["players"])}, 14, lambda s: "", None, p["winner"][0])
