@@ -312,14 +312,8 @@ def test_every_text_the_scripts_build_goes_to_the_catalogue():
     assert used and used <= set(JS_TEXTS), sorted(used - set(JS_TEXTS))
 
 
-def _pages_owns_api_history(app) -> bool:
-    rules = [r for r in app.url_map.iter_rules() if r.rule == "/api/history"]
-    return bool(rules) and rules[0].endpoint != "history.history_list"
 
 
 def test_api_history_is_the_list_of_stored_games(table):
-    if _pages_owns_api_history(table.app):
-        pytest.xfail("web/pages.py also routes GET /api/history (the board's current-game steps) "
-                     "and is registered first: the lead picks one owner")
     table.play(scoreboard())
     assert table.client.get("/api/history").json == table.client.get(LIST).json

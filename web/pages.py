@@ -1,19 +1,265 @@
-"""The phone pages.  A placeholder scoreboard at ``/`` for now: the phone
-pages (issue 5) replace this module's templates and routes."""
+"""The phone pages, and the score history their chart reads.
+
+    GET /                 the scoreboard (no login): live from /api/events
+    GET /seat             pick a free seat and claim it (the PIN is asked on the page)
+    GET /seat/<n>         one seat's page: its private view and its secret entry
+    GET /control          table control with the PIN: new game, undo, releases, any action
+    GET /join             the table's URL as a QR code (never the PIN)
+    GET /api/history/current   the current game's steps still in effect, secrets redacted
+
+(``/api/history/current``, not ``/api/history``: web/history.py answers
+``/api/history`` with the list of stored games; ``current`` is no game id.)
+
+Every page is server-rendered just enough to be read before its script
+runs (names, scores, tokens), then the page's script takes over and
+follows ``/api/events``.  All text goes through :func:`companion.i18n._`:
+in templates ``_`` is bound to the request's language, and the texts the
+scripts build are rendered into the page as one dictionary (``JS_TEXTS``)
+from the same catalogue.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
+from functools import lru_cache
+from pathlib import Path
 
-from flask import Blueprint, render_template
+from flask import Blueprint, Response, current_app, render_template, request, url_for
+
+from companion import games as game_registry
+from companion.history import public_steps
+from companion.i18n import N_, gettext
 
 from .app import companion
 from .errors import request_language
 
 bp = Blueprint("pages", __name__)
 
+STATIC = Path(__file__).with_name("static")
+
+# Every text the pages' scripts build, in English (the catalogue's msgid).
+# The page carries {english: translated} for its language; scripts call
+# t("english {param}", {param: ...}).  tests/test_pages.py checks that every
+# t("...") in web/static/*.js is listed here, so the catalogue misses none.
+JS_TEXTS = [
+    # live connection
+    N_("reconnecting…"), N_("connected"),
+    # generic board
+    N_("No game yet."), N_("Start one from the box or from the table control."),
+    N_("Game over"), N_("{name} wins!"), N_("Shared win: {names}"),
+    N_("Score"), N_("Tokens"), N_("Player"), N_("leads"), N_("to play"), N_("deals"), N_("out"),
+    N_("bidder"), N_("winner"), N_("entered ✓"), N_("shows {card}"),
+    N_("Scores over time"), N_("History"), N_("Show all ({n})"), N_("Nothing yet."),
+    N_("Bids of round {n}"), N_("Other details"),
+    # The Third Man
+    N_("Round {r} · bid {b}"), N_("Cards"), N_("{name} leads: waiting for a card"),
+    N_("{name} shows {card}"), N_("Waiting for {names}"), N_("All cards are in"),
+    N_("Last bid"), N_("Annulled: bid again"), N_("Bids this round"), N_("Past rounds"),
+    N_("Bid"), N_("Round"), N_("Token"), N_("round {n} final"), N_("Revealed!"),
+    # Costly Tricks
+    N_("Tricks"), N_("Hand points"), N_("Hands won"), N_("{name}'s dummy"), N_("Last trick"),
+    N_("{card} led"), N_("{card} follows"), N_("{card} is a discard ({suit} was displaced)"),
+    N_("{card} makes {suit} trump, displacing {old}"), N_("{card} makes {suit} trump"),
+    N_("{card} is a trump"), N_("{card} wins"), N_("{seat} wins the trick: {points} points"),
+    N_("Tricks this hand"), N_("Past hands"), N_("Hand"), N_("Points"), N_("nobody"),
+    N_("Deal: {seat} leads"), N_("Trick to {seat}: {points} points"),
+    N_("{seat} leads the next trick"), N_("Between hands: waiting for the deal"),
+    # FIGHT?
+    N_("Money"), N_("Coins"), N_("On the table"), N_("{name} to play"),
+    N_("{name} plays {coin}, takes {take}"), N_("{name} plays {coin}"), N_("Out, in order"),
+    # Sloppy Seconds
+    N_("Dealer: {name}"), N_("Trump: {suit}"), N_("No trump yet"), N_("Not trump: {suit}"),
+    N_("Tricks played: {n}"), N_("Taken this hand"), N_("Hand entered"),
+    N_("Trick: {cards} → {name}"), N_("{name} wins"),
+    # Yenta
+    N_("Dice"), N_("Bid: {name}, {amount}"), N_("No bid yet"), N_("{name} bids {amount}"),
+    N_("{name} asks {target} for {value}: hit"), N_("{name} asks {target} for {value}: miss"),
+    N_("{name} passes"), N_("{name}'s last dice: {dice}"), N_("Change"),
+    # Diabolo
+    N_("Round {r}"), N_("Double"), N_("spent"), N_("in hand"), N_("Scored this round: {colors}"),
+    N_("Nothing scored yet this round"), N_("Deciding doubles for {color}: {names}"),
+    N_("{name}: {value} on {color} ({side})"), N_("heaven"), N_("hell"),
+    N_("{name} entered a double decision for {color}"), N_("{name} plays the double on {color}"),
+    N_("{name} keeps the double ({color})"), N_("{color} scored: heaven {heaven}, hell {hell}"),
+    N_("{color} scored"), N_("Colours"),
+    # Scoreboard
+    N_("Secret round: {names} entered"), N_("Last reveal"), N_("{name} {points}"),
+    N_("{name}: token {delta}"), N_("{name} entered a secret"), N_("{name}'s secret: {value}"),
+    N_("Reveals"),
+    # seat pages
+    N_("Take a seat"), N_("Your seat"), N_("free"), N_("taken by {label}"), N_("yours"),
+    N_("Take this seat"), N_("Open"), N_("Table PIN"), N_("Name of this phone (shown on the box)"),
+    N_("phone"), N_("The PIN is shown on the box."), N_("Enter the table PIN first."),
+    N_("Release this seat"), N_("Seat released."), N_("This phone does not hold seat {n}."),
+    N_("This seat is taken by another phone ({label}). The PIN holder can release it."),
+    N_("This phone's claim has ended (released, or the box restarted)."),
+    N_("There is no seat {n} in this game."), N_("Back to the seats"),
+    N_("You lead: show a card (everyone sees it)."), N_("Show {card}"), N_("Lock {card}"),
+    N_("Waiting for {name} to show a card."), N_("You showed {card}."),
+    N_("{name} shows {card}. Pick your secret card:"), N_("Your card: {card}"),
+    N_("locked ✓ — nobody else sees it until the reveal"), N_("Tap a card, then confirm."),
+    N_("Your hand"), N_("The match is over."), N_("Enter a secret number"),
+    N_("Enter secretly"), N_("Your secret: {value}"), N_("Enter a whole number."),
+    N_("Your double is spent for this round."), N_("Colour"), N_("Play my double on {color}"),
+    N_("Keep it"), N_("Your decision for {color}: play the double"),
+    N_("Your decision for {color}: keep it"), N_("Name the colour being scored."),
+    N_("Nothing secret to enter in this game: follow the scoreboard."),
+    N_("Sending…"), N_("The box does not answer: try again."),
+    # control
+    N_("Table control"), N_("Save PIN"), N_("Forget PIN"), N_("PIN saved in this tab."),
+    N_("Undo the last action"), N_("Really undo?"), N_("Yes, undo"), N_("Cancel"), N_("Undone."),
+    N_("Seats"), N_("Release"), N_("Released."), N_("No seat is claimed."),
+    N_("New game"), N_("Game"), N_("Players"), N_("Add a player"), N_("Remove"),
+    N_("Options"), N_("default: {value}"), N_("Start the game"), N_("Started."),
+    N_("Tap a name to add it:"), N_("{n} players"), N_("{lo} to {hi} players"),
+    N_("Any action"), N_("One action as JSON, checked by the box."), N_("Send"), N_("Done."),
+    N_("Examples"), N_("not valid JSON: {detail}"), N_("'{name}' is not valid JSON"),
+    N_("Current game: {title}"), N_("Tokens to win"), N_("First lead"), N_("Hands to win"),
+    N_("First player"), N_("Target score"), N_("First dealer"),
+]
+
+
+def _tr(language: str):
+    def translate(message: str, **params) -> str:
+        return gettext(message, language, **params)
+    return translate
+
+
+@bp.app_context_processor
+def _page_globals():
+    """``_`` (bound to the request's language), ``lang``, ``static(file)`` and
+    the table's friendly name, for every template (dev.html too)."""
+    language = request_language()
+    name = companion().config.get("name") or "companion"
+    return {"_": _tr(language), "lang": language, "static": _static_url, "table_name": name}
+
+
+def _static_url(filename: str) -> str:
+    """A static file's URL with its content hash: phones may cache it forever
+    and still get the new one after an update of the box."""
+    return url_for("static", filename=filename, v=_file_hash(filename))
+
+
+@lru_cache(maxsize=64)
+def _file_hash(filename: str) -> str:
+    try:
+        return hashlib.sha256((STATIC / filename).read_bytes()).hexdigest()[:10]
+    except OSError:
+        return "0"
+
+
+def _common(page: str, **extra) -> dict:
+    """What every page's script needs: the texts, the titles, the state."""
+    c = companion()
+    language = request_language()
+    _version, state = c.session.snapshot()
+    titles = {}
+    for game_id in game_registry.available():
+        titles[game_id] = gettext(game_registry.get(game_id).title, language)
+    boot = {"page": page, "lang": language, "events": url_for("api.events"), "state": state,
+            "seats": c.public_seats()["seats"], "titles": titles,
+            "texts": {k: gettext(k, language) for k in JS_TEXTS}}
+    boot.update(extra)
+    return {"boot": boot, "state": state, "titles": titles, "seats": boot["seats"],
+            "page": page}
+
+
+def _html(template: str, **context) -> Response:
+    response = Response(render_template(template, **context), mimetype="text/html")
+    response.headers["Cache-Control"] = "no-store"
+    response.headers["Content-Language"] = request_language()
+    response.headers["Vary"] = "Accept-Language"
+    return response
+
 
 @bp.get("/")
 def index():
-    state = json.dumps(companion().session.public(), ensure_ascii=False, indent=1)
-    return render_template("index.html", state=state, lang=request_language())
+    return _html("index.html", **_common("board"))
+
+
+@bp.get("/seat")
+def seats():
+    return _html("seat.html", seat=None, **_common("seats"))
+
+
+@bp.get("/seat/<int:seat>")
+def seat(seat: int):
+    return _html("seat.html", seat=seat, **_common("seat", seat=seat))
+
+
+@bp.get("/control")
+def control():
+    return _html("control.html", **_common("control"))
+
+
+@bp.get("/join")
+def join():
+    c = companion()
+    url = c.join_url(request.host_url)
+    return _html("join.html", url=url, qr=qr_svg(url), **_common("join"))
+
+
+def qr_svg(url: str) -> str:
+    """The table's URL as an inline SVG QR code that scales to its box
+    (a viewBox, no fixed size); error level M like the OLED's."""
+    try:
+        import segno
+
+        return segno.make(url, error="m").svg_inline(scale=1, border=2, omitsize=True,
+                                                     dark="#000", light="#fff")
+    except Exception:           # no QR is no reason to lose the page
+        return ""
+
+
+# -- the score history ------------------------------------------------------------
+
+@bp.get("/api/history/current")
+def history():
+    """The current game's steps still in effect (an undone step is gone, as
+    on the table), secrets redacted until revealed::
+
+        {"game": "third-man", "players": [...],
+         "steps": [{"n": 1, "action": {...}, "state": {full public state}},
+                   {"n": 2, "action": {...}, "state": {only the keys that changed}}, ...]}
+
+    Replaying the log costs a few ms per hundred actions; the answer is
+    kept per (game, log length), so a table of phones fetching it after
+    every change replays the log once per change."""
+    c = companion()
+    session = c.session
+    with session.lock:
+        key = (session.game_id, len(session.timeline.log))
+        cache = current_app.extensions.setdefault("pages.current_history", {})
+        body = cache.get(key)
+        lines = None if body is not None or not session.timeline.started else session.export_lines()
+    if body is None:
+        body = _encode(_history_body(lines))
+        cache.clear()               # only the latest is worth keeping
+        cache[key] = body
+    return Response(body, mimetype="application/json", headers={"Cache-Control": "no-store"})
+
+
+def _encode(value) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _history_body(lines) -> dict:
+    if lines is None:
+        return {"game": None, "players": [], "steps": []}
+    in_effect: list[dict] = []
+    for step in public_steps(lines):
+        if step["action"].get("type") == "undo":
+            if len(in_effect) > 1:
+                in_effect.pop()
+        else:
+            in_effect.append(step)
+    steps = []
+    previous: dict | None = None
+    for step in in_effect:
+        state = step["state"]
+        changed = state if previous is None else {k: v for k, v in state.items() if previous.get(k) != v}
+        steps.append({"n": step["n"], "action": step["action"], "state": changed})
+        previous = state
+    first = in_effect[0]["state"] if in_effect else {}
+    return {"game": first.get("game"), "players": first.get("players", []), "steps": steps}

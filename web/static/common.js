@@ -1,0 +1,196 @@
+/* The phone pages' shared helpers: texts, DOM building, the live
+   connection, the API, and what this phone remembers (PIN, seat tokens).
+   No library: the box has no internet and a phone's browser is enough. */
+(function () {
+  "use strict";
+
+  var boot = JSON.parse(document.getElementById("boot").textContent);
+  var C = (window.Companion = { boot: boot });
+
+  // -- texts ---------------------------------------------------------------
+  // boot.texts maps each English text to its translation (web/pages.py JS_TEXTS).
+  C.t = function (text, params) {
+    var out = (boot.texts && boot.texts[text]) || text;
+    if (params) {
+      out = out.replace(/\{(\w+)\}/g, function (whole, key) {
+        return Object.prototype.hasOwnProperty.call(params, key) ? String(params[key]) : whole;
+      });
+    }
+    return out;
+  };
+
+  // -- DOM -------------------------------------------------------------------
+  // h("div", {className: "x", onclick: f}, "text", child, [more]) -- text is
+  // always set as text, never parsed as HTML (player names are free text).
+  C.h = function (tag, props) {
+    var node = document.createElement(tag);
+    if (props) {
+      Object.keys(props).forEach(function (key) {
+        var value = props[key];
+        if (value === null || value === undefined || value === false) return;
+        if (key === "className") node.className = value;
+        else if (key === "text") node.textContent = value;
+        else if (key.slice(0, 2) === "on") node.addEventListener(key.slice(2), value);
+        else if (key === "dataset") Object.keys(value).forEach(function (k) { node.dataset[k] = value[k]; });
+        else if (value === true) node.setAttribute(key, "");
+        else node.setAttribute(key, value);
+      });
+    }
+    append(node, Array.prototype.slice.call(arguments, 2));
+    return node;
+  };
+
+  function append(node, children) {
+    children.forEach(function (child) {
+      if (child === null || child === undefined || child === false) return;
+      if (Array.isArray(child)) append(node, child);
+      else if (typeof child === "object") node.appendChild(child);
+      else node.appendChild(document.createTextNode(String(child)));
+    });
+  }
+
+  C.replace = function (node) {
+    while (node.firstChild) node.removeChild(node.firstChild);
+    append(node, Array.prototype.slice.call(arguments, 1));
+    return node;
+  };
+
+  // A signed number as players say it: +5, −3 (a real minus sign), 0.
+  C.signed = function (n) {
+    if (n > 0) return "+" + n;
+    if (n < 0) return "\u2212" + Math.abs(n);
+    return "0";
+  };
+  C.number = function (n) {
+    return n < 0 ? "\u2212" + Math.abs(n) : String(n);
+  };
+
+  C.names = function (state, seats) {
+    return seats.map(function (seat) { return state.players[seat]; }).join(", ");
+  };
+
+  C.title = function (gameId) {
+    return (boot.titles && boot.titles[gameId]) || gameId;
+  };
+
+  C.dot = function (seat) {
+    return C.h("span", { className: "dot s" + (seat % 8), "aria-hidden": "true" });
+  };
+
+  C.message = function (node, text, kind) {
+    node.textContent = text || "";
+    node.className = "msg" + (kind ? " " + kind : "");
+    node.hidden = !text;
+  };
+
+  // -- the live connection ----------------------------------------------------
+  // EventSource reconnects by itself after a network error; it gives up after
+  // an HTTP error (a 503 over the stream cap), so we open a new one then.  A
+  // stream can also die silently (the box restarted while this phone slept:
+  // nothing ever arrives again), so a stream quiet for 45 s is reopened; the
+  // first event of every stream is the whole current state.
+  C.live = function (handlers) {
+    var badge = document.getElementById("live");
+    var source = null;
+    var lastEvent = Date.now();
+    var retry = null;
+    var failures = 0;
+    var QUIET_MS = 45000;
+
+    function badgeShown(on) {
+      if (badge) badge.hidden = !on;
+      document.body.classList.toggle("offline", !!on);
+    }
+
+    function heard() {
+      lastEvent = Date.now();
+      failures = 0;
+      badgeShown(false);
+    }
+
+    function open() {
+      clearTimeout(retry);
+      if (source) source.close();
+      lastEvent = Date.now();
+      source = new EventSource(boot.events || "/api/events");
+      source.addEventListener("state", function (e) {
+        heard();
+        handlers.state(JSON.parse(e.data));
+      });
+      source.addEventListener("seats", function (e) {
+        heard();
+        if (handlers.seats) handlers.seats(JSON.parse(e.data).seats);
+      });
+      source.onerror = function () {
+        badgeShown(true);
+        if (source.readyState === 2) {           // CLOSED: the browser will not retry
+          failures += 1;
+          retry = setTimeout(open, Math.min(2000 * failures, 15000));
+        }
+      };
+    }
+
+    open();
+    setInterval(function () {
+      if (Date.now() - lastEvent > QUIET_MS) open();
+    }, 5000);
+    document.addEventListener("visibilitychange", function () {
+      if (!document.hidden && Date.now() - lastEvent > 10000) open();
+    });
+    window.addEventListener("online", open);
+    return { reopen: open };
+  };
+
+  // -- the API ------------------------------------------------------------------
+  // Resolves (never rejects) to {ok, status, body, error}: error is the
+  // box's own one-line message, in the page's language.
+  C.api = function (method, path, body, headers) {
+    var options = { method: method, headers: {}, cache: "no-store" };
+    Object.keys(headers || {}).forEach(function (k) { options.headers[k] = headers[k]; });
+    if (body !== undefined) {
+      options.headers["Content-Type"] = "application/json";
+      options.body = typeof body === "string" ? body : JSON.stringify(body);
+    }
+    var url = path + (path.indexOf("?") < 0 ? "?" : "&") + "lang=" + encodeURIComponent(boot.lang || "en");
+    return fetch(url, options).then(function (response) {
+      return response.text().then(function (text) {
+        var data = null;
+        try { data = text ? JSON.parse(text) : null; } catch (e) { data = null; }
+        return {
+          ok: response.ok, status: response.status, body: data,
+          error: response.ok ? null : (data && data.error) || String(response.status)
+        };
+      });
+    }, function () {
+      return { ok: false, status: 0, body: null, error: C.t("The box does not answer: try again.") };
+    });
+  };
+
+  // -- what this phone remembers ---------------------------------------------------
+  // The PIN only for this tab (sessionStorage); seat tokens across reloads
+  // (localStorage), one per seat this phone holds.
+  function store(kind) {
+    try { return window[kind]; } catch (e) { return null; }
+  }
+
+  C.pin = {
+    get: function () { var s = store("sessionStorage"); return (s && s.getItem("companion.pin")) || ""; },
+    set: function (pin) { var s = store("sessionStorage"); if (s) s.setItem("companion.pin", pin); },
+    clear: function () { var s = store("sessionStorage"); if (s) s.removeItem("companion.pin"); }
+  };
+
+  function tokens() {
+    var s = store("localStorage");
+    try { return JSON.parse((s && s.getItem("companion.seats")) || "{}") || {}; } catch (e) { return {}; }
+  }
+  function saveTokens(all) {
+    var s = store("localStorage");
+    if (s) s.setItem("companion.seats", JSON.stringify(all));
+  }
+  C.seatToken = {
+    get: function (seat) { return tokens()[seat] || null; },
+    set: function (seat, token) { var all = tokens(); all[seat] = token; saveTokens(all); },
+    clear: function (seat) { var all = tokens(); delete all[seat]; saveTokens(all); },
+    seats: function () { return Object.keys(tokens()).map(Number); }
+  };
+})();

@@ -1,0 +1,280 @@
+/* Table control, with the table PIN (kept for this tab only): new game
+   (game, players from the box's name list or typed, options), undo,
+   releasing a seat's claim, and any one action as JSON for the entries
+   that have no page of their own.  The box checks everything and answers
+   its own clear error, shown as it is. */
+(function () {
+  "use strict";
+  var C = window.Companion;
+  var h = C.h, t = C.t;
+  var boot = C.boot;
+  if (boot.page !== "control") return;
+
+  var msg = document.getElementById("control-msg");
+  var state = boot.state;
+  var seats = boot.seats;
+  var catalogue = { games: [], names: [] };
+
+  // Option names as the box's menus say them.
+  var OPTION_LABELS = {
+    tokens_to_win: "Tokens to win", first_lead: "First lead", hands_to_win: "Hands to win",
+    coins: "Coins", first: "First player", target: "Target score", first_dealer: "First dealer"
+  };
+
+  // One example per action of each game, for the JSON form.
+  var EXAMPLES = {
+    "third-man": ['{"type": "bid", "seat": 0, "card": 5}'],
+    "costly-tricks": ['{"type": "deal", "lead": 0}', '{"type": "trick", "winner": 0, "points": 12}',
+                      '{"type": "trick", "cards": [["red", 5], ["blue", 3], ["black", 10], ["blue", 6]]}'],
+    fight: ['{"type": "turn", "seat": 0, "play": 10, "take": [5, 1]}'],
+    "sloppy-seconds": ['{"type": "trick", "cards": ["QS", "10H", "AD", "2S"]}',
+                       '{"type": "hand", "points": [{"S": 91, "H": 0, "D": 0, "C": 0}, {"S": 0, "H": 91, "D": 0, "C": 0}, {"S": 0, "H": 0, "D": 91, "C": 0}, {"S": 0, "H": 0, "D": 0, "C": 91}]}'],
+    yenta: ['{"type": "bid", "seat": 0, "amount": 10}', '{"type": "ask", "seat": 0, "target": 1, "value": 4, "hit": true}',
+            '{"type": "pass", "seat": 0}', '{"type": "last", "seat": 2, "dice": [3, 5]}'],
+    diabolo: ['{"type": "place", "seat": 0, "color": "red", "side": "heaven", "value": 4}',
+              '{"type": "score", "color": "red", "hands": [5, 3, 0], "heaven": 12, "hell": 5}',
+              '{"type": "double", "seat": 0, "color": "red", "play": true}'],
+    scoreboard: ['{"type": "add", "seat": 0, "points": 5}', '{"type": "token", "seat": 0, "delta": 1}',
+                 '{"type": "secret", "seat": 0, "value": 7}'],
+    any: ['{"type": "undo"}']
+  };
+
+  // Each section draws into its own body; the answer line sits after it and
+  // survives a redraw (a state event right after an undo, say).
+  function body(section) {
+    if (!section.firstElementChild || !section.firstElementChild.classList.contains("body")) {
+      C.replace(section, h("div", { className: "body" }));      // over the server's first paint
+    }
+    return section.firstElementChild;
+  }
+
+  function pinHeaders() { return { "X-Table-Pin": C.pin.get() }; }
+
+  // Send with the PIN; show the box's answer at the foot of the section the
+  // request came from (``where``).  Resolves to the response.
+  function send(method, path, body, okText, where) {
+    if (where) where.appendChild(msg);
+    if (!C.pin.get()) {
+      C.message(msg, t("Enter the table PIN first."), "error");
+      msg.scrollIntoView({ block: "center" });
+      return Promise.resolve({ ok: false });
+    }
+    C.message(msg, t("Sending…"));
+    return C.api(method, path, body, pinHeaders()).then(function (r) {
+      if (r.ok) C.message(msg, okText || t("Done."), "ok");
+      else {
+        if (r.status === 403) { C.pin.clear(); drawPin(); }
+        C.message(msg, r.error, "error");
+      }
+      return r;
+    });
+  }
+
+  // -- the PIN ---------------------------------------------------------------------
+  var pinSection = document.getElementById("pin-section");
+  function drawPin() {
+    if (C.pin.get()) {
+      return C.replace(body(pinSection), h("div", { className: "row" }, h("p", null, t("PIN saved in this tab.")),
+        h("button", { type: "button", className: "fixed", onclick: function () { C.pin.clear(); drawPin(); } }, t("Forget PIN"))));
+    }
+    var input = h("input", { id: "pin", type: "password", inputmode: "numeric", autocomplete: "off", maxlength: "8", placeholder: "\u2022\u2022\u2022\u2022" });
+    C.replace(body(pinSection), h("form", { onsubmit: function (e) {
+      e.preventDefault();
+      if (!input.value.trim()) return;
+      C.pin.set(input.value.trim());
+      C.message(msg, "");
+      drawPin();
+    } }, h("label", { for: "pin" }, t("Table PIN")),
+      h("div", { className: "row" }, input, h("button", { type: "submit", className: "primary fixed" }, t("Save PIN"))),
+      h("p", { className: "hint" }, t("The PIN is shown on the box."))));
+  }
+
+  // -- the current game and undo --------------------------------------------------------
+  var current = document.getElementById("current-section");
+  var confirming = false;
+  function drawCurrent() {
+    if (!state.game) return C.replace(body(current), h("p", null, t("No game yet.")));
+    var undo = confirming
+      ? h("div", { className: "row" },
+          h("button", { type: "button", className: "danger", id: "undo-yes", onclick: function () {
+            confirming = false;
+            send("POST", "/api/actions", { type: "undo" }, t("Undone."), current).then(drawCurrent);
+          } }, t("Yes, undo")),
+          h("button", { type: "button", onclick: function () { confirming = false; drawCurrent(); } }, t("Cancel")))
+      : h("button", { type: "button", className: "wide", id: "undo", onclick: function () { confirming = true; drawCurrent(); } },
+          t("Undo the last action"));
+    C.replace(body(current),
+      h("h2", null, t("Current game: {title}", { title: C.title(state.game) })),
+      h("p", null, state.players.join(", ") + (state.finished ? " \u2014 " + t("Game over") : "")),
+      confirming ? h("p", { className: "prompt" }, t("Really undo?")) : null, undo);
+  }
+
+  // -- seats ------------------------------------------------------------------------------
+  var seatSection = document.getElementById("seats-section");
+  function drawSeats() {
+    var claimed = seats.filter(function (s) { return s.claimed; });
+    C.replace(body(seatSection), h("h2", null, t("Seats")),
+      claimed.length ? h("ul", { className: "seat-list" }, claimed.map(function (s) {
+        return h("li", null, C.dot(s.seat), h("span", { className: "who" }, h("strong", null, s.player), t("taken by {label}", { label: s.label })),
+          h("button", { type: "button", className: "danger fixed", onclick: function () {
+            send("POST", "/api/seats/" + s.seat + "/release", undefined, t("Released."), seatSection);
+          } }, t("Release")));
+      })) : h("p", { className: "muted" }, t("No seat is claimed.")));
+  }
+
+  // -- new game -----------------------------------------------------------------------------
+  var newSection = document.getElementById("new-game-section");
+  var form = { game: null, players: [], options: {} };
+
+  function gameById(id) {
+    for (var i = 0; i < catalogue.games.length; i++) if (catalogue.games[i].id === id) return catalogue.games[i];
+    return null;
+  }
+
+  function fitPlayers(game, wanted) {
+    var names = wanted.filter(Boolean);
+    var pool = (state.players || []).concat(catalogue.names);
+    pool.forEach(function (n) { if (names.length < game.min_players && names.indexOf(n) < 0) names.push(n); });
+    while (names.length < game.min_players) names.push("");
+    return names.slice(0, game.max_players);
+  }
+
+  function chooseGame(id, players) {
+    var game = gameById(id);
+    if (!game) return;
+    form.game = id;
+    form.players = fitPlayers(game, players || form.players);
+    form.options = {};
+    drawNewGame();
+  }
+
+  function optionInput(key, spec) {
+    var id = "opt-" + key;
+    var label = h("label", { for: id }, t(OPTION_LABELS[key] || key),
+      spec.default !== null && spec.default !== undefined && spec.kind !== "seat"
+        ? h("span", { className: "hint" }, " (" + t("default: {value}", { value: typeof spec.default === "object" ? JSON.stringify(spec.default) : spec.default }) + ")") : null);
+    var value = form.options[key];
+    var input;
+    var store = function (v) { if (v === "" || v === undefined) delete form.options[key]; else form.options[key] = v; };
+    if (spec.kind === "seat") {
+      input = h("select", { id: id, onchange: function () { store(this.value === "" ? "" : Number(this.value)); } },
+        form.players.map(function (p, seat) {
+          return h("option", { value: String(seat), selected: (value === undefined ? spec.default : value) === seat }, p || "#" + seat);
+        }));
+    } else if (spec.kind === "int") {
+      input = h("input", { id: id, type: "number", inputmode: "numeric", min: spec.min, max: spec.max,
+        placeholder: spec.default === null ? "" : String(spec.default), value: value === undefined ? "" : String(value),
+        oninput: function () { store(this.value === "" ? "" : Number(this.value)); } });
+    } else if (spec.kind === "bool") {
+      input = h("input", { id: id, type: "checkbox", checked: value === undefined ? !!spec.default : value,
+        onchange: function () { store(this.checked); } });
+    } else if (spec.kind === "str") {
+      input = h("input", { id: id, type: "text", value: value || "", oninput: function () { store(this.value); } });
+    } else {                                   // list, dict, record, any: as JSON
+      input = h("textarea", { id: id, placeholder: spec.default === null ? "{}" : JSON.stringify(spec.default),
+        oninput: function () { store(this.value.trim() ? { json: this.value } : ""); } },
+        value && value.json ? value.json : "");
+    }
+    return [label, input];
+  }
+
+  function drawNewGame() {
+    var game = gameById(form.game);
+    if (!game) return;
+    var nameList = h("datalist", { id: "box-names" }, catalogue.names.map(function (n) { return h("option", { value: n }); }));
+    var rows = form.players.map(function (p, i) {
+      return h("div", { className: "row" },
+        h("input", { type: "text", maxlength: "24", list: "box-names", value: p, "aria-label": t("Player") + " " + (i + 1),
+          className: "player-name", oninput: function () { form.players[i] = this.value; } }),
+        form.players.length > game.min_players ? h("button", { type: "button", className: "fixed", onclick: function () {
+          form.players.splice(i, 1); drawNewGame();
+        } }, t("Remove")) : null);
+    });
+    var chips = catalogue.names.filter(function (n) { return form.players.indexOf(n) < 0; });
+    var count = game.min_players === game.max_players ? t("{n} players", { n: game.min_players })
+      : t("{lo} to {hi} players", { lo: game.min_players, hi: game.max_players });
+    C.replace(body(newSection), h("h2", null, t("New game")),
+      h("form", { onsubmit: startGame },
+        h("label", { for: "game" }, t("Game")),
+        h("select", { id: "game", onchange: function () { chooseGame(this.value); } }, catalogue.games.map(function (g) {
+          return h("option", { value: g.id, selected: g.id === form.game }, g.title);
+        })),
+        h("label", null, t("Players"), h("span", { className: "hint" }, " (" + count + ")")),
+        nameList, rows,
+        form.players.length < game.max_players ? h("button", { type: "button", className: "wide", onclick: function () {
+          form.players.push(""); drawNewGame();
+        } }, t("Add a player")) : null,
+        chips.length && (form.players.indexOf("") >= 0 || form.players.length < game.max_players) ? [h("p", { className: "hint" }, t("Tap a name to add it:")),
+          h("div", { className: "names" }, chips.map(function (n) {
+            return h("button", { type: "button", onclick: function () {
+              var empty = form.players.indexOf("");
+              if (empty >= 0) form.players[empty] = n;
+              else if (form.players.length < game.max_players) form.players.push(n);
+              drawNewGame();
+            } }, n);
+          }))] : null,
+        Object.keys(game.options).length ? h("h2", { className: "sub" }, t("Options")) : null,
+        Object.keys(game.options).map(function (key) { return optionInput(key, game.options[key]); }),
+        h("button", { type: "submit", className: "primary wide", id: "start" }, t("Start the game"))));
+  }
+
+  function startGame(e) {
+    e.preventDefault();
+    var options = {};
+    var bad = null;
+    Object.keys(form.options).forEach(function (key) {
+      var v = form.options[key];
+      if (v && typeof v === "object" && "json" in v) {
+        try { options[key] = JSON.parse(v.json); } catch (err) { bad = t("'{name}' is not valid JSON", { name: key }); }
+      } else options[key] = v;
+    });
+    if (bad) { newSection.appendChild(msg); C.message(msg, bad, "error"); return; }
+    var action = { type: "new_game", game: form.game, players: form.players.map(function (p) { return p.trim(); }).filter(Boolean) };
+    if (Object.keys(options).length) action.options = options;
+    send("POST", "/api/actions", action, t("Started."), newSection);
+  }
+
+  // -- any action as JSON ----------------------------------------------------------------------
+  var actionSection = document.getElementById("action-section");
+  var text = h("textarea", { id: "action-json", spellcheck: "false", autocapitalize: "off" });
+  function drawAction() {
+    var examples = (EXAMPLES[state.game] || []).concat(EXAMPLES.any);
+    C.replace(body(actionSection), h("h2", null, t("Any action")),
+      h("p", { className: "hint" }, t("One action as JSON, checked by the box.")),
+      h("form", { onsubmit: function (e) {
+        e.preventDefault();
+        var action;
+        try { action = JSON.parse(text.value); } catch (err) {
+          actionSection.appendChild(msg);
+          C.message(msg, t("not valid JSON: {detail}", { detail: err.message }), "error");
+          return;
+        }
+        send("POST", "/api/actions", action, undefined, actionSection);
+      } }, text,
+        h("p", { className: "hint" }, t("Examples")),
+        h("div", { className: "names" }, examples.map(function (ex) {
+          return h("button", { type: "button", onclick: function () { text.value = ex; } }, JSON.parse(ex).type);
+        })),
+        h("button", { type: "submit", className: "primary wide", id: "send-action" }, t("Send"))));
+  }
+
+  // -- live ------------------------------------------------------------------------------------
+  var lastGame = state.game;
+  C.live({
+    state: function (s) {
+      state = s;
+      drawCurrent();
+      if (s.game !== lastGame) { lastGame = s.game; drawAction(); }
+    },
+    seats: function (list) { seats = list; drawSeats(); }
+  });
+  drawPin();
+  drawCurrent();
+  drawSeats();
+  drawAction();
+  C.api("GET", "/api/games").then(function (r) {
+    if (!r.ok) return;
+    catalogue = r.body;
+    chooseGame(state.game && gameById(state.game) ? state.game : catalogue.games[0].id, state.players || []);
+  });
+})();
