@@ -18,6 +18,7 @@ DEFAULTS = {
     "host": "0.0.0.0",
     "port": 8000,
     "name": "companion",        # the friendly name on the network
+    "mdns": True,                # advertise it by mDNS (real box only, never with --mock)
     "display": {"driver": "ssd1306", "port": 1, "address": 0x3C, "rotate": 0},
     "buttons": {"up": 17, "down": 27, "ok": 22, "back": 23},
     "bounce_ms": 30,

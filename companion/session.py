@@ -80,6 +80,30 @@ class TableSession:
                 break
         if timeline.started:
             self.timeline, self.game_id = timeline, record.id
+            if len(timeline.log) < len(lines):
+                self._fork(record)
+
+    def _fork(self, record) -> None:
+        """Go on from the part of a game that replays, as a new stored game.
+
+        Appending after the replayable prefix would collide with the stored
+        line that does not replay (same number): every action would then be
+        refused.  The old game keeps its lines, bad one included, for
+        ``companion export``; the copy is the newest unfinished game."""
+        lines = [dump_action(a) for a in self.timeline.log]
+        game = self.timeline.game
+        try:
+            game_id = self.store.create_game(record.game, self.timeline.players, lines[0])
+            for seq, line in enumerate(lines[1:], start=2):
+                last = seq == len(lines)
+                finished = last and game.is_finished(self.timeline.state)
+                self.store.append(game_id, seq, line, finished,
+                                  game.public(self.timeline.state).get("winner") if finished else None)
+        except StoreError as exc:
+            log.error("could not copy the replayable part of game %s: %s", record.id, exc)
+            return
+        log.warning("game %s goes on as game %s (its first %s lines)", record.id, game_id, len(lines))
+        self.game_id = game_id
 
     # -- reading --------------------------------------------------------------
     def public(self) -> dict:

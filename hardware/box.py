@@ -32,7 +32,7 @@ from functools import partial
 
 from PIL import Image
 
-from companion.i18n import set_language
+from companion.i18n import N_, set_language
 
 from .buttons import HOLDABLE, Buttons, Debouncer, button_names
 from .display import Screen, open_device, settings as display_settings, DisplayConfigError
@@ -44,6 +44,12 @@ log = logging.getLogger("hardware.box")
 
 _STOP = object()
 WAIT_S = 10.0        # press()/hold() give up after this long (a stuck worker)
+STUCK_S = 15.0       # a button down this long is reported stuck (config ``stuck_s``)
+NOTICE_S = 30.0      # without buttons, each notice stays this long on the screen
+
+# Notices the box adds to the table (shown on the OLED and the phones).
+NO_BUTTONS = N_("The buttons do not work ({error}): use a phone. See the companion's log.")
+STUCK = N_("The {button} button seems stuck: it is ignored until it is released.")
 
 
 @dataclass(frozen=True)
@@ -88,18 +94,31 @@ class Box:
 
             pin_factory = MockFactory()
         self.pin_factory = pin_factory
-        self.debouncer = Debouncer(self.bounce_s, self.hold_s, HOLDABLE)
+        stuck_s = config.get("stuck_s", STUCK_S)
+        self.debouncer = Debouncer(self.bounce_s, self.hold_s, HOLDABLE, stuck_s=stuck_s)
         self.buttons: Buttons | None = None
         try:
             self.buttons = Buttons(config, pin_factory, self._on_edge, time.monotonic)
         except Exception as exc:
+            # No pin library, no Pi, a pin taken or refused (BadPinFactory,
+            # RuntimeError, ImportError...): the box still shows the game and
+            # the phones still work; the table is told.
             if mock:
                 raise
             log.error("buttons unavailable (%s: %s); the web page still works", type(exc).__name__, exc)
+            error = type(exc).__name__
+            session.update_table(lambda table: table.notices.append((NO_BUTTONS, {"error": error})))
         if self.buttons is not None:
             for name in self.buttons.devices:
-                self.debouncer.add(name, self.buttons.level(name))   # held at power-on: disarmed
-        self.outputs = Outputs(config, pin_factory, strict=mock)
+                # held at power-on: disarmed (and reported if it stays down)
+                self.debouncer.add(name, self.buttons.level(name), time.monotonic())
+        try:
+            self.outputs = Outputs(config, pin_factory, strict=mock)
+        except Exception as exc:        # Outputs logs its own device errors; this is the import
+            if mock:
+                raise
+            log.error("LEDs/buzzer unavailable: %s: %s", type(exc).__name__, exc)
+            self.outputs = _NoOutputs()
 
         # The panel: never raises here; frames are kept in memory anyway.
         try:
@@ -109,6 +128,8 @@ class Box:
         opener = display_factory or partial(open_device, config, mock)
         self.screen = Screen(opener, lambda device: self._post(("display", device)), retry_s)
         self.app = App(session, config, chirp=self.outputs.chirp)
+        if self.buttons is None:       # nothing here can dismiss a notice: show each a while
+            self.app.notice_s = float(config.get("notice_s", NOTICE_S))
 
     # -- life -----------------------------------------------------------------------
     def start(self) -> None:
@@ -307,10 +328,24 @@ class Box:
         for kind, name in events:
             if kind == "press":
                 self.app.key(name)
-            else:
+            elif kind == "hold":
                 self.app.hold(name)
                 holds.append(name)
+            else:
+                self._stuck(name, kind == "stuck")
             self._drain_inline()
+
+    def _stuck(self, name: str, stuck: bool) -> None:
+        """Tell the table about a stuck button, and take the notice back once released."""
+        notice = (STUCK, {"button": name.upper()})
+        if stuck:
+            log.warning("button %s has been down for %s s: stuck? ignored until released",
+                        name, self.debouncer.stuck_s)
+            self.session.update_table(lambda table: table.notices.append(notice))
+        else:
+            log.info("button %s released", name)
+            self.session.update_table(lambda table: table.notices.remove(notice)
+                                      if notice in table.notices else None)
 
     def _drain_inline(self) -> None:
         while self._inline:
@@ -333,6 +368,19 @@ class Box:
                 callback(self.frame.version)
             except Exception:
                 log.exception("frame subscriber %r failed", callback)
+
+
+class _NoOutputs:
+    """No LEDs and no buzzer (their library could not even be loaded)."""
+
+    def show_locked(self, seats) -> None:
+        pass
+
+    def chirp(self, times: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
 
 
 def _sleep_until(deadline: float) -> None:

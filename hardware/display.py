@@ -132,7 +132,11 @@ class Screen:
         try:
             device.display(image)
             return True
-        except DISPLAY_ERRORS as exc:
+        except Exception as exc:
+            # DISPLAY_ERRORS mostly; but whatever a vanishing panel makes its
+            # driver raise (a TimeoutError, a struct.error...) must not escape
+            # into the box's frame loop, where it would skip the frame's
+            # subscribers (the web mirror) and repeat at every frame.
             self.device = None
             self._lost(exc, "display stopped answering")
             return False

@@ -5,6 +5,10 @@
   case.
 * :class:`FlakyDummy` — luma's dummy device that starts raising ``OSError``
   after a number of frames, like a panel whose wire came loose.
+* :class:`VanishingPanel` — a panel that can vanish mid-frame (half a frame
+  written, then an error) and come back as the same device.
+* :class:`BrokenPins` — a pin factory whose pins cannot be had (the pin
+  library failing at start).
 * :class:`FrameLog` — every frame the box draws, in order.
 * :func:`box_config` — the default settings with fast debounce and hold.
 """
@@ -40,6 +44,66 @@ class FlakyDummy(dummy):
             raise OSError(121, "Remote I/O error")
         self.shown += 1
         super().display(image)
+
+
+class VanishingPanel(dummy):
+    """A dummy 128x64 panel whose wire can come loose.
+
+    While ``gone`` is set, :meth:`display` writes the top half of the frame
+    and then raises ``error`` (``OSError(121)`` by default: what smbus
+    raises for a device that stopped answering), leaving a torn picture;
+    :meth:`opener` (the display factory) raises ``DeviceNotFoundError`` while
+    it is gone and hands back this same panel once it is back.
+    """
+
+    def __init__(self, error: Exception | None = None, **kwargs):
+        super().__init__(width=128, height=64, mode="1", **kwargs)
+        self.gone = False
+        self.error = error or OSError(121, "Remote I/O error")
+        self.shown = 0          # whole frames shown
+        self.torn = 0           # frames cut off half-way
+        self.opened = 0
+
+    def display(self, image):
+        if self.gone:
+            torn = self.image.copy() if self.image is not None else image.copy()
+            torn.paste(image.crop((0, 0, 128, 32)), (0, 0))
+            self.image = torn
+            self.torn += 1
+            raise self.error
+        self.shown += 1
+        super().display(image)
+
+    def opener(self):
+        from luma.core.error import DeviceNotFoundError
+
+        if self.gone:
+            raise DeviceNotFoundError("I2C device not found on address: 0x3C")
+        self.opened += 1
+        return self
+
+
+class BrokenPins:
+    """A gpiozero pin factory whose every pin request raises ``error`` (as
+    when the pin library cannot work: not a Pi, no permission, a pin taken)."""
+
+    def __init__(self, error: Exception):
+        from gpiozero.pins.mock import MockFactory
+
+        self.error = error
+        self._factory = MockFactory()
+
+    def __getattr__(self, name):
+        return getattr(self._factory, name)
+
+    def pin(self, spec, **kwargs):
+        raise self.error
+
+    def reserve_pins(self, requester, *pins):
+        raise self.error
+
+    def close(self):
+        self._factory.close()
 
 
 class FrameLog:

@@ -23,6 +23,34 @@ def state():
     return response
 
 
+@bp.get("/api/notices")
+def notices():
+    """What the table must know (a damaged game store was repaired, the
+    buttons do not work...), translated, oldest first.  The box shows the
+    same notices; OK on the box dismisses one for everyone."""
+    response = jsonify(companion().public_notices(request_language()))
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@bp.post("/api/notices/<int:index>/dismiss")
+def dismiss_notice(index: int):
+    """Dismiss notice ``index`` (as listed by ``GET /api/notices``) for the
+    whole table, as OK on the box does.  Needs the PIN."""
+    c = companion()
+    pin, _token = credentials()
+    if not pin:
+        raise ApiError(401, N_("dismissing a notice needs the table PIN (header X-Table-Pin)"))
+    c.guard.check(pin, client())
+    with c.session.lock:
+        if not 0 <= index < len(c.session.table.notices):
+            raise ApiError(404, N_("there is no notice {index}"), index=index)
+        c.session.update_table(lambda table: table.notices.pop(index))
+    response = jsonify(c.public_notices(request_language()))
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
 @bp.get("/api/games")
 def games():
     """What a "new game" form needs: each game's id, title, seat counts,

@@ -13,6 +13,8 @@ import threading
 
 from flask import Flask, current_app
 
+from companion.i18n import gettext
+
 from . import errors
 from .auth import PinGuard, SeatTokens
 from .streams import Hub, StreamSlots, sse_event
@@ -36,6 +38,7 @@ class Companion:
         self.events = Hub(self.slots, self._table_snapshot, lock=session.lock, keepalive=keepalive)
         self.frames = Hub(self.slots, self._frame_snapshot, keepalive=keepalive)
         self._last_seats: str | None = None
+        self._last_notices = json.dumps(self.public_notices(), sort_keys=True)
         self._unsubscribe = [session.subscribe(self._on_change)]
         if box is not None and hasattr(box, "subscribe_frames"):
             self._unsubscribe.append(box.subscribe_frames(self._on_frame))
@@ -49,6 +52,13 @@ class Companion:
                                "label": claims.get(seat)}
                               for seat, name in enumerate(self.session.players)]}
 
+    def public_notices(self, language: str | None = None) -> dict:
+        """The table's notices as texts in ``language`` (default: the box's)."""
+        with self.session.lock:
+            notices = list(self.session.table.notices)
+        language = language or self.config.get("language")
+        return {"notices": [gettext(template, language, **(params or {})) for template, params in notices]}
+
     def join_url(self, fallback: str) -> str:
         return self.config.get("url") or fallback
 
@@ -56,7 +66,11 @@ class Companion:
     def _table_snapshot(self):
         version, state = self.session.snapshot()
         seats = self.public_seats()
-        return [(version, sse_event("state", state, version) + sse_event("seats", seats, version))]
+        data = sse_event("state", state, version) + sse_event("seats", seats, version)
+        notices = self.public_notices()
+        if notices["notices"]:          # none: no event (a page starts without notices)
+            data += sse_event("notices", notices, version)
+        return [(version, data)]
 
     def _on_change(self, change) -> None:
         # Runs in the submitting thread under the session lock: encode once,
@@ -69,6 +83,11 @@ class Companion:
         if encoded != self._last_seats:
             self._last_seats = encoded
             data += sse_event("seats", seats, change.version)
+        notices = self.public_notices()
+        encoded = json.dumps(notices, sort_keys=True)
+        if encoded != self._last_notices:
+            self._last_notices = encoded
+            data += sse_event("notices", notices, change.version)
         self.events.publish([(change.version, data)])
         if change.kind == "new_game":
             self._drop_claims_beyond(len(change.state.get("players") or ()))
@@ -115,7 +134,7 @@ def create_app(session, *, box=None, config: dict, pin: str) -> Flask:
     """The Flask app of one table.  ``config`` is the dict of
     :func:`companion.config.load` (plus ``mock`` and ``url`` from the
     runner); ``pin`` the table PIN shown on the box."""
-    from . import api, dev, pages, seats
+    from . import api, dev, game_api, history, pages, seats
 
     app = Flask("web")
     app.config["MAX_CONTENT_LENGTH"] = int(config.get("max_body") or MAX_BODY)
@@ -129,4 +148,6 @@ def create_app(session, *, box=None, config: dict, pin: str) -> Flask:
     app.register_blueprint(seats.bp)
     app.register_blueprint(dev.bp)
     app.register_blueprint(pages.bp)
+    app.register_blueprint(history.bp)
+    app.register_blueprint(game_api.bp)
     return app

@@ -5,7 +5,7 @@ parameters, like the core's errors) or let a core ``ActionError`` through;
 Werkzeug's own HTTP errors (404, 405, 413...) and anything unexpected are
 turned into the same JSON shape here, so no route can answer an HTML page or
 a traceback.  Texts are translated into the request's language
-(``?lang=`` or ``Accept-Language``).
+(``?lang=``, the ``lang`` cookie, or ``Accept-Language``).
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from companion.errors import ActionError, IllegalActionError, StoreError
 from companion.i18n import LANGUAGES, N_, gettext, normalise, translate_error
 
 log = logging.getLogger("companion.web")
+
+LANG_COOKIE = "lang"        # set by the pages' language switch (web/pages.py)
 
 
 class ApiError(Exception):
@@ -36,10 +38,14 @@ class ApiError(Exception):
 
 
 def request_language() -> str:
-    """``?lang=xx`` if given, else the best of ``Accept-Language``, else the box's."""
+    """``?lang=xx`` if given, else the ``lang`` cookie (the page's EN/FR
+    switch), else the best of ``Accept-Language``, else the box's."""
     wanted = request.args.get("lang")
     if wanted:
         return normalise(wanted)
+    chosen = request.cookies.get(LANG_COOKIE, "").strip().lower()
+    if chosen in LANGUAGES:
+        return chosen
     best = request.accept_languages.best_match(LANGUAGES)
     if best:
         return normalise(best)
@@ -47,8 +53,16 @@ def request_language() -> str:
     return normalise(companion.config.get("language") if companion else None)
 
 
+def one_line(text: str) -> str:
+    """The error on one line, as promised: a control character that came
+    from the request (a button name with a newline...) is shown escaped."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
+
+
 def error_response(status: int, text: str, headers: dict | None = None):
-    response = jsonify(error=text)
+    response = jsonify(error=one_line(text))
     response.status_code = status
     for key, value in (headers or {}).items():
         response.headers[key] = value

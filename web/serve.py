@@ -32,6 +32,7 @@ from companion.i18n import set_language
 from . import sdnotify
 from .app import create_app
 from .auth import new_pin
+from .mdns import start_mdns
 
 log = logging.getLogger("companion.web")
 
@@ -242,10 +243,15 @@ def run(args) -> int:
     print(f"companion: serving {url}  table PIN {pin}" + ("  (mock box: /dev)" if mock else ""), flush=True)
     sdnotify.notify("READY=1")
     watchdog = sdnotify.Watchdog(lambda: server.alive(within=3.0)).start()
+    # Phones find the box by its friendly name (mDNS).  Only the real box
+    # advertises: a laptop demo (--mock) or a loopback server stays quiet.
+    advertise = config.get("mdns", True) and not mock and not host.startswith("127.") and host != "localhost"
+    stop_mdns = start_mdns(config.get("name") or "companion", server.port) if advertise else (lambda: None)
     try:
         server.serve_forever()
     finally:
         sdnotify.notify("STOPPING=1")
+        stop_mdns()
         watchdog.stop()
         _close(box, store)
     return 0

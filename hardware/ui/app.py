@@ -9,6 +9,9 @@
 * a stack of layers over it (menus, the undo question, the QR code);
 * a message panel ("toast") for refused actions, dismissed by the next
   button (which does nothing else) or after a few seconds;
+* the table's notices (``session.table.notices``: a damaged game store, a
+  stuck button...), one screen each over everything else until OK dismisses
+  it — for everyone, the phones included;
 * named timers (deadlines the worker waits for; nothing polls).
 """
 
@@ -19,7 +22,7 @@ import time
 from typing import Callable
 
 from companion.errors import CompanionError
-from companion.i18n import _, translate_error
+from companion.i18n import _, gettext, translate_error
 
 from .. import draw as d
 from ..draw import Canvas
@@ -47,6 +50,12 @@ class App:
         self.layers: list[Layer] = []
         self.toast: list[str] | None = None
         self.join: tuple[str, str] | None = None
+        self.notices: list[tuple[str, dict]] = []   # the table's, oldest first; the first is shown
+        self.notice_line = 0                         # first line shown of a long notice
+        # Without buttons nothing can dismiss a notice here: the box then
+        # shows each for this long only (the phones still list it).
+        self.notice_s: float | None = None
+        self._notices_gone: list[tuple[str, dict]] = []
         self.timers: dict[str, tuple[float, Callable[[], None]]] = {}
 
     # -- the table ---------------------------------------------------------------
@@ -73,6 +82,49 @@ class App:
             self.controller = self.controller_class(game)(self) if game else None
         if self.controller is not None:
             self.controller.sync(self.public, change)
+        if change is None or change.kind == "table":
+            self._sync_notices()
+
+    # -- notices -----------------------------------------------------------------
+    def _sync_notices(self) -> None:
+        with self.session.lock:
+            notices = [n for n in self.session.table.notices if n not in self._notices_gone]
+        if notices and notices[0] not in self.notices[:1]:
+            self.notice_line = 0
+            if self.controller is not None:
+                self.controller.leave_private()     # a notice covers a private pick, like a menu
+            if self.notice_s is not None:
+                self.set_timer("notice", self.notice_s, self._notice_time_up)
+        self.notices = notices
+
+    def _notice_time_up(self) -> None:
+        if self.notices:
+            self._notices_gone.append(self.notices[0])
+            self._sync_notices()
+
+    def _notice_key(self, name: str) -> None:
+        """OK dismisses the notice for the whole table (BACK too, should OK
+        be the stuck button); UP/DOWN scroll a long one."""
+        if name in ("ok", "back"):
+            shown = self.notices[0]
+            self.notices = self.notices[1:]
+            self.notice_line = 0
+            self.session.update_table(lambda table: table.notices.remove(shown)
+                                      if shown in table.notices else None)
+        elif name in ("up", "down"):
+            self.notice_line = max(0, self.notice_line + (1 if name == "down" else -1))
+
+    def _draw_notice(self, c: Canvas) -> None:
+        template, params = self.notices[0]
+        right = f"1/{len(self.notices)}" if len(self.notices) > 1 else ""
+        c.header(_("Notice"), right)
+        lines = _wrap_all(gettext(template, **(params or {})), d.SMALL, d.WIDTH - 2)
+        shown = 3
+        self.notice_line = min(self.notice_line, max(0, len(lines) - shown))
+        for i, line in enumerate(lines[self.notice_line:self.notice_line + shown]):
+            c.text(1, 15 + i * 12, line, d.SMALL)
+        more = len(lines) > shown
+        c.footer(_("▴▾ more · OK: dismiss") if more else _("OK: dismiss"))
 
     def private(self, seat: int) -> dict:
         return self.session.private(seat)
@@ -111,6 +163,9 @@ class App:
 
     # -- buttons -----------------------------------------------------------------
     def key(self, name: str) -> None:
+        if self.notices:
+            self._notice_key(name)
+            return
         if self.toast is not None:
             self.cancel_timer("toast")
             self.toast = None               # the button that closes a message does nothing else
@@ -127,7 +182,7 @@ class App:
 
     def hold(self, name: str) -> None:
         """A long press: BACK asks whether to undo; others mean nothing."""
-        if name != "back":
+        if name != "back" or self.notices:
             return
         self.toast = None
         if self.layers and isinstance(self.layers[-1], UndoConfirm):
@@ -145,10 +200,10 @@ class App:
         self.timers.pop(key, None)
 
     def cancel_timers(self) -> None:
-        toast = self.timers.get("toast")
+        """Forget the game's timers (a new game); the message's and the notice's stay."""
+        kept = {k: v for k, v in self.timers.items() if k in ("toast", "notice")}
         self.timers.clear()
-        if toast:
-            self.timers["toast"] = toast
+        self.timers.update(kept)
 
     def next_deadline(self) -> float | None:
         return min((t for t, _fn in self.timers.values()), default=None)
@@ -161,7 +216,9 @@ class App:
 
     # -- the frame ---------------------------------------------------------------
     def draw(self, c: Canvas) -> None:
-        if self.layers:
+        if self.notices:
+            self._draw_notice(c)
+        elif self.layers:
             self.layers[-1].draw(c)
         elif self.controller is not None:
             self.controller.draw(c, self.public)
@@ -182,3 +239,27 @@ class App:
         c.center(27, _("OK: menu · new game"), d.BODY)
         if self.join is not None:
             c.center(45, _("Phones: PIN {pin}", pin=self.join[1]), d.SMALL)
+
+
+def _wrap_all(text: str, font, width: int) -> list[str]:
+    """Greedy word wrap that splits a word too long for a line (a file name)
+    over several lines instead of cutting it: a notice is read to its end."""
+    lines: list[str] = []
+    line = ""
+    for word in text.split():
+        candidate = f"{line} {word}" if line else word
+        if d.text_width(candidate, font) <= width:
+            line = candidate
+            continue
+        if line:
+            lines.append(line)
+        while d.text_width(word, font) > width:
+            cut = len(word) - 1
+            while cut > 1 and d.text_width(word[:cut], font) > width:
+                cut -= 1
+            lines.append(word[:cut])
+            word = word[cut:]
+        line = word
+    if line:
+        lines.append(line)
+    return lines
