@@ -435,3 +435,16 @@ def test_the_scoreboard_recovers_by_itself_when_the_box_restarts(tmp_path, brows
         phone.close()
         if second is not None:
             second.close()
+
+
+# -- notices ------------------------------------------------------------------------------
+
+def test_a_notice_of_the_table_shows_on_the_page_live_and_goes_when_dismissed(table, phones):
+    page = phones("notice").open("/")
+    expect(page.locator("#board")).to_be_visible()
+    table.session.update_table(lambda t: t.notices.append(
+        ("Game {id} could only be resumed up to line {n}.", {"id": 7, "n": 3})))
+    expect(page.locator("#notices")).to_contain_text("Game 7 could only be resumed up to line 3.", timeout=2000)
+    status, _, _ = http(table.server.port, "POST", "/api/notices/0/dismiss", None, pin_headers())
+    assert status == 200
+    expect(page.locator("#notices")).to_be_hidden(timeout=2000)

@@ -111,6 +111,7 @@
     function open() {
       clearTimeout(retry);
       if (source) source.close();
+      C.notices([]);            // a new stream announces the notices still standing
       lastEvent = Date.now();
       source = new EventSource(boot.events || "/api/events");
       source.addEventListener("state", function (e) {
@@ -120,6 +121,15 @@
       source.addEventListener("seats", function (e) {
         heard();
         if (handlers.seats) handlers.seats(JSON.parse(e.data).seats);
+      });
+      // What the table must know (a damaged store was repaired, a button is
+      // stuck...): the event says that they changed; the texts are fetched in
+      // this page's language.
+      source.addEventListener("notices", function () {
+        heard();
+        C.api("GET", "/api/notices").then(function (r) {
+          if (r.ok && r.body) C.notices(r.body.notices || []);
+        });
       });
       source.onerror = function () {
         badgeShown(true);
@@ -139,6 +149,26 @@
     });
     window.addEventListener("online", open);
     return { reopen: open };
+  };
+
+  // -- notices -------------------------------------------------------------------
+  C.notices = function (texts) {
+    var box = document.getElementById("notices");
+    if (!box) {
+      var main = document.querySelector("main") || document.body;
+      box = document.createElement("section");
+      box.id = "notices";
+      box.className = "card notices";
+      box.setAttribute("role", "alert");
+      main.insertBefore(box, main.firstChild);
+    }
+    box.textContent = "";
+    texts.forEach(function (text) {
+      var p = document.createElement("p");
+      p.textContent = "⚠ " + text;
+      box.appendChild(p);
+    });
+    box.hidden = texts.length === 0;
   };
 
   // -- the API ------------------------------------------------------------------
