@@ -15,7 +15,8 @@ from companion.timeline import ReplayError, Timeline, replay
 PLAYERS = ["Ann", "Ben", "Cat"]
 COLOURS = ["blue", "red", "green", "yellow", "purple"]
 KEYS = {"game", "players", "scores", "finished", "winner",
-        "round", "dealer", "doubles_left", "scored", "decided"}
+        "round", "dealer", "doubles_left", "scored", "decided",
+        "colors", "rows", "turn"}     # the last three: extras for screens
 
 
 def new(players=PLAYERS, **options) -> Timeline:
@@ -86,6 +87,7 @@ def test_public_state_has_exactly_the_replay_keys():
     t = new()
     assert t.public() == {"game": "diabolo", "players": PLAYERS, "scores": [0, 0, 0], "round": 1, "dealer": 0,
                           "doubles_left": [True, True, True], "scored": [], "decided": None,
+                          "colors": [], "rows": [], "turn": 1,
                           "finished": False, "winner": None}
     double(t, 1, "blue", True)
     assert set(t.public()) == KEYS
@@ -311,7 +313,8 @@ def test_decided_shows_who_has_entered_never_what():
     double(t, 0, "blue", False)
     assert t.public() == {"game": "diabolo", "players": PLAYERS, "scores": [0, 0, 0], "round": 1, "dealer": 0,
                           "doubles_left": [True, True, True], "scored": [],
-                          "decided": {"color": "blue", "seats": [0, 2]}, "finished": False, "winner": None}
+                          "decided": {"color": "blue", "seats": [0, 2]},
+                          "colors": ["blue"], "rows": [], "turn": 1, "finished": False, "winner": None}
 
 
 def test_a_seat_sees_its_own_pending_decision_only():

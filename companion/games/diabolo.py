@@ -278,6 +278,11 @@ class Diabolo(Game):
             "doubles_left": list(state.doubles_left),
             "scored": list(state.scored),
             "decided": decided,
+            # Beyond the contract, for screens: the game's colours, the rows
+            # placed this round (all face up on the table) and who places next.
+            "colors": list(state.colors),
+            "rows": [{"color": r.color, "heaven": list(r.heaven), "hell": list(r.hell)} for r in state.rows],
+            "turn": state.turn if state.winner is None else None,
             "finished": state.winner is not None,
             "winner": list(state.winner) if state.winner is not None else None,
         }

@@ -34,7 +34,6 @@ moves + OK).
 
 from __future__ import annotations
 
-from companion.games.diabolo_rows import row_of
 from companion.i18n import N_, _
 
 from .. import draw as d
@@ -167,12 +166,10 @@ class DiaboloController(Controller):
         self.field = Stepper(self.hands[seat], 0, HAND_MAX)
 
     def _board(self, name: str, default):
-        """A public fact the public view lacks (the rows placed, whose turn it
-        is to place, the game's colours), read from the session's state."""
-        try:
-            return getattr(self.app.session.timeline.state, name)
-        except AttributeError:
-            return default
+        """A public fact of the board: the rows placed, whose turn it is to
+        place, the game's colours (extra keys of Diabolo's public view)."""
+        value = self.public.get(name)
+        return default if value is None else value
 
     def _start_colour(self, color: str) -> None:
         """Begin a colour's draft; a row tracked on the phones (``place``)
@@ -180,7 +177,8 @@ class DiaboloController(Controller):
         self.color, self.row, self.row_done = color, [0, 0], False
         rows = self._board("rows", ())
         if rows:
-            self.row = list(row_of(rows, color).sums())
+            row = next((r for r in rows if r["color"] == color), None)
+            self.row = [sum(row["heaven"]), sum(row["hell"])] if row else [0, 0]
 
     def _game_colors(self) -> list[str]:
         """The game's colours so far, in order of first use."""
