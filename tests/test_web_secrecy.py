@@ -223,5 +223,5 @@ def test_a_secret_entry_changes_the_public_state_only_by_who_entered(tmp_path, g
     before = client.get("/api/state").json
     after = client.post("/api/actions", json=action, headers=pin_headers()).json
     changed = {k for k in after if after[k] != before[k]}
-    assert changed == {"third-man": {"pending"}, "scoreboard": {"entered"}, "diabolo": {"decided"}}[game["game"]]
+    assert changed == {"third-man": {"pending"}, "scoreboard": {"entered"}, "diabolo": {"decided", "colors"}}[game["game"]]
     app.extensions["companion"].close()
