@@ -31,6 +31,7 @@ from test_web_support import PIN, http, make_app, make_session, pin_headers, run
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+pytest_plugins = ["browser_support"]        # the `browser` fixture: one browser for every module
 PHONE = {"width": 390, "height": 844}
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 PLAYERS = ["Ann", "Ben", "Chloé", "Dan"]
@@ -57,15 +58,7 @@ def _browser_or_skip():
 
 _browser_or_skip()
 
-from playwright.sync_api import expect, sync_playwright  # noqa: E402
-
-
-@pytest.fixture(scope="session")
-def browser():
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
+from playwright.sync_api import expect  # noqa: E402
 
 
 class Table:

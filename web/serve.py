@@ -142,7 +142,10 @@ class Server:
         if self.dev:
             threading.Thread(target=self._server.shutdown, daemon=True).start()
         else:
-            self._listeners[0].pull_trigger()
+            try:
+                self._listeners[0].pull_trigger()
+            except OSError:
+                pass    # the serving loop already ended and closed its trigger
 
     def _finish(self) -> None:
         self._stopping.set()

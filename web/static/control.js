@@ -70,6 +70,9 @@
     });
   }
 
+  // The entry panel (entry.js) sends through here: same PIN, same answer line.
+  C.control = { send: send };
+
   // -- the PIN ---------------------------------------------------------------------
   var pinSection = document.getElementById("pin-section");
   function drawPin() {
@@ -264,6 +267,7 @@
     state: function (s) {
       state = s;
       drawCurrent();
+      if (C.entry) C.entry.state(s);
       if (s.game !== lastGame) { lastGame = s.game; drawAction(); }
     },
     seats: function (list) { seats = list; drawSeats(); }
