@@ -89,7 +89,7 @@ class Companion:
             self._last_notices = encoded
             data += sse_event("notices", notices, change.version)
         self.events.publish([(change.version, data)])
-        if change.kind == "new_game":
+        if change.kind in ("new_game", "resume"):   # another game at the table: fewer seats maybe
             self._drop_claims_beyond(len(change.state.get("players") or ()))
 
     def _drop_claims_beyond(self, seats: int) -> None:
