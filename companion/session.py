@@ -203,7 +203,11 @@ class TableSession:
             record = self.store.game(game_id)
             if record is None:
                 raise IllegalActionError(N_("there is no stored game {id}"), id=game_id)
-            timeline = tl.replay(self.store.lines(game_id))
+            try:
+                timeline = tl.replay(self.store.lines(game_id))
+            except tl.ReplayError as exc:   # a log damaged by hand: say so, change nothing
+                raise IllegalActionError(N_("game {id} cannot be resumed: line {line} does not replay"),
+                                         id=game_id, line=exc.line) from None
             self.timeline, self.game_id = timeline, game_id
             return self._announce("resume", None, False, None)
 

@@ -151,3 +151,16 @@ def test_import_stores_a_valid_log_and_refuses_a_bad_one(session, store):
         session.import_log(lines + ['{"type": "add", "seat": 7, "points": 1}'])
     assert info.value.line == 3
     assert len(store.games()) == before
+
+
+def test_resuming_a_damaged_log_is_a_clear_refusal(session, store):
+    from companion.errors import IllegalActionError
+
+    session.submit(new())
+    first = session.game_id
+    session.submit(new(players=("Cat", "Dan")))
+    store.db.execute("UPDATE actions SET line='{\"type\": \"add\", \"seat\": 9, \"points\": 1}' WHERE game_id=? AND seq=1",
+                     (first,))
+    with pytest.raises(IllegalActionError, match="cannot be resumed"):
+        session.resume(first)
+    assert session.public()["players"] == ["Cat", "Dan"]
