@@ -14,6 +14,8 @@ python-chess's ``InvalidMoveError``/``IllegalMoveError`` the two main kinds are
 
 from __future__ import annotations
 
+from .i18n import N_
+
 
 class CompanionError(Exception):
     """Root of every error the companion reports to a person."""
@@ -51,14 +53,14 @@ class NothingToUndo(IllegalActionError):
     """``undo`` with no action left in effect but ``new_game``."""
 
     def __init__(self):
-        super().__init__("nothing to undo")
+        super().__init__(N_("nothing to undo"))
 
 
 class GameOver(IllegalActionError):
     """Any action but ``undo`` after the end of the game."""
 
     def __init__(self):
-        super().__init__("the game is over; only undo is allowed")
+        super().__init__(N_("the game is over; only undo is allowed"))
 
 
 class StoreError(CompanionError):

@@ -24,15 +24,16 @@ import hashlib
 import json
 from functools import lru_cache
 from pathlib import Path
+from urllib.parse import urlencode
 
 from flask import Blueprint, Response, current_app, render_template, request, url_for
 
 from companion import games as game_registry
 from companion.history import public_steps
-from companion.i18n import N_, gettext
+from companion.i18n import LANGUAGES, N_, gettext
 
 from .app import companion
-from .errors import request_language
+from .errors import LANG_COOKIE, request_language
 
 bp = Blueprint("pages", __name__)
 
@@ -117,6 +118,35 @@ JS_TEXTS = [
     N_("Examples"), N_("not valid JSON: {detail}"), N_("'{name}' is not valid JSON"),
     N_("Current game: {title}"), N_("Tokens to win"), N_("First lead"), N_("Hands to win"),
     N_("First player"), N_("Target score"), N_("First dealer"),
+    # control: the entry panels (web/static/entry*.js)
+    N_("red"), N_("blue"), N_("black"), N_("green"), N_("yellow"), N_("purple"),
+    N_("Trick entered."), N_("Hand entered."), N_("Enter the trick"), N_("Clear the trick"),
+    N_("Tap {n} more cards in play order"), N_("played"), N_("trump"), N_("never trump"),
+    N_("Who has the red 0? That seat leads the first trick."), N_("Dealt: {seat} leads."),
+    N_("By cards"), N_("Quick"), N_("Won by"), N_("the last trick takes what is left"),
+    N_("Trick {n} of 11 · {left} points still out"), N_("A trick holds 0 to 40 points."),
+    N_("Only {left} points are still out."), N_("Suit names"), N_("Suit {n}"),
+    N_("The names the log uses for the four suits. A suit already played this hand keeps its name."),
+    N_("Give four different names."), N_("Use these names"),
+    N_("Trick by trick"), N_("Suit totals"), N_("Check"), N_("{sum} > {want}"), N_("Enter the hand"),
+    N_("This hand scores: {scores}"), N_("Each suit's totals must add up to its points."),
+    N_("Card points taken per suit; the last row is what is left of each suit."),
+    N_("no change"), N_("{name}: which coin?"), N_("Change from the table (at most {max}):"),
+    N_("Hint"), N_("Thinking…"), N_("Play {coin}, take {take}"), N_("Play the hint"),
+    N_("Who won the auction?"), N_("Enter the bid"), N_("{name} asks…"), N_("Whom"), N_("For a"),
+    N_("{n} dice"), N_("Hit"), N_("Miss"), N_("{name} alone has dice left: tap its {n} dice"),
+    N_("Take back the last die"), N_("Enter the last dice"),
+    N_("Another name"), N_("Use"), N_("Hand sums in {color}"), N_("Row tracked: heaven {heaven}, hell {hell}"),
+    N_("Heaven and hell come from the tracked rows."),
+    N_("Secret double decisions entered: {names}. This score reveals them."),
+    N_("Doubles announced aloud"),
+    N_("Only if the table announces doubles instead of entering them secretly on the seat pages or the box."),
+    N_("Name the colour, then every hand sum and both sides of the row."),
+    N_("{name} takes {color}: {points}"), N_("(doubled if played)"),
+    N_("Heaven equals hell: nobody scores {color}."), N_("Score {color}"),
+    N_("No card placed this round."), N_("The play of this round has ended: score its colours."),
+    N_("This round is being scored: no more cards are placed."), N_("{name} places a card"),
+    N_("Place it"), N_("Rows, card by card (optional)"),
 ]
 
 
@@ -126,13 +156,47 @@ def _tr(language: str):
     return translate
 
 
+# The page's language switch: each language named in itself, so that anyone
+# finds theirs whatever the page speaks now.
+LANGUAGE_NAMES = {"en": ("EN", "English"), "fr": ("FR", "Français")}
+LANG_COOKIE_AGE = 400 * 24 * 3600     # as long as browsers keep a cookie
+
+
 @bp.app_context_processor
 def _page_globals():
-    """``_`` (bound to the request's language), ``lang``, ``static(file)`` and
-    the table's friendly name, for every template (dev.html too)."""
+    """``_`` (bound to the request's language), ``lang``, ``static(file)``,
+    the table's friendly name and the language switch (``languages``,
+    ``lang_url(code)``), for every template (dev.html too)."""
     language = request_language()
     name = companion().config.get("name") or "companion"
-    return {"_": _tr(language), "lang": language, "static": _static_url, "table_name": name}
+    languages = [(code, *LANGUAGE_NAMES.get(code, (code.upper(), code))) for code in LANGUAGES]
+    return {"_": _tr(language), "lang": language, "static": _static_url, "table_name": name,
+            "languages": languages, "lang_url": _lang_url}
+
+
+def _lang_url(code: str) -> str:
+    """This page in language ``code``: a query-only link (same path, the
+    other parameters kept), answered with the ``lang`` cookie that keeps
+    the choice on every page after it."""
+    args = [(k, v) for k, v in request.args.items(multi=True) if k != "lang"]
+    return "?" + urlencode(args + [("lang", code)])
+
+
+def _chosen_language(value: str) -> str | None:
+    code = value.replace("_", "-").split("-")[0].strip().lower()
+    return code if code in LANGUAGES else None
+
+
+@bp.after_app_request
+def _remember_language(response: Response) -> Response:
+    """A page asked for with ``?lang=xx`` (the switch) sets the ``lang``
+    cookie, which web/errors.py's ``request_language`` reads after ``?lang``:
+    the phone keeps its choice over Accept-Language.  The API's ``?lang=``
+    (the scripts send the page's language) sets nothing."""
+    code = _chosen_language(request.args.get("lang", ""))
+    if code and request.method == "GET" and response.mimetype == "text/html":
+        response.set_cookie(LANG_COOKIE, code, max_age=LANG_COOKIE_AGE, path="/", samesite="Lax")
+    return response
 
 
 def _static_url(filename: str) -> str:
@@ -169,7 +233,7 @@ def _html(template: str, **context) -> Response:
     response = Response(render_template(template, **context), mimetype="text/html")
     response.headers["Cache-Control"] = "no-store"
     response.headers["Content-Language"] = request_language()
-    response.headers["Vary"] = "Accept-Language"
+    response.headers["Vary"] = "Accept-Language, Cookie"
     return response
 
 
@@ -188,9 +252,13 @@ def seat(seat: int):
     return _html("seat.html", seat=seat, **_common("seat", seat=seat))
 
 
+# The games with an entry panel on /control (web/static/entry-<id>.js each).
+ENTRY_GAMES = ("costly-tricks", "sloppy-seconds", "fight", "yenta", "diabolo")
+
+
 @bp.get("/control")
 def control():
-    return _html("control.html", **_common("control"))
+    return _html("control.html", entry_games=ENTRY_GAMES, **_common("control"))
 
 
 @bp.get("/join")

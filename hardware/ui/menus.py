@@ -2,7 +2,12 @@
 
 BACK (short) opens the main menu from a game screen:
 
-    Back to game · New game · Undo last action · Phones (QR code)
+    Back to game · New game · Undo last action · Phones (QR code) · Language
+
+Language lists the box's languages, each named in itself (English,
+Français): the choice applies at once to the box's screens (and to phones
+whose browser asks for neither language), and is kept in
+``<data>/companion.toml`` for the next start.
 
 New game → pick the game (``companion.games.available()``) → the set-up
 list: "Start ▸" first (so OK, OK, OK starts a game with the names of the
@@ -16,17 +21,28 @@ A long press of BACK, anywhere, asks "Undo the last action?" (OK = undo).
 
 from __future__ import annotations
 
+import logging
+import os
+import re
+import tomllib
+from pathlib import Path
+
 import segno
 
 from companion import games
-from companion.i18n import _
+from companion.i18n import LANGUAGES, _, normalise, set_language
 from companion.timeline import MAX_NAME
 
 from .. import draw as d
 from ..draw import Canvas
 
+log = logging.getLogger("hardware.ui")
+
 ROW_H = 12
 ROWS = 4
+
+# Each language named in itself: found whatever the screen speaks now.
+LANGUAGE_NAMES = {"en": "English", "fr": "Français"}
 
 
 class Layer:
@@ -78,9 +94,9 @@ class ListLayer(Layer):
 
 
 class MainMenu(ListLayer):
-    def __init__(self, app):
-        super().__init__(app)
-        self.title = _("Menu")
+    @property
+    def title(self) -> str:          # drawn in the language of the moment (it can change here)
+        return _("Menu")
 
     def entries(self):
         items = []
@@ -90,6 +106,9 @@ class MainMenu(ListLayer):
         if self.app.has_game():
             items.append((_("Undo last action"), "", lambda: self.app.push(UndoConfirm(self.app))))
         items.append((_("Phones (QR code)"), "", lambda: self.app.push(JoinScreen(self.app))))
+        current = box_language(self.app)
+        items.append((_("Language"), LANGUAGE_NAMES.get(current, current),
+                      lambda: self.app.push(LanguagePicker(self.app))))
         return items
 
     def rows(self):
@@ -133,7 +152,8 @@ class Setup(ListLayer):
         entries = [("start", _("Start"), "\u25b8")]
         for o in self.options:
             choices = dict(o["choices"](self.players))
-            entries.append((("option", o), _(o["label"]), str(choices.get(self.values[o["key"]], ""))))
+            label = o["label"]            # an N_() text of the controller's OPTIONS
+            entries.append((("option", o), _(label), str(choices.get(self.values[o["key"]], ""))))
         if self.game.min_players != min(self.game.max_players, 8):
             entries.append(("count", _("Players"), str(len(self.players))))
         for seat, name in enumerate(self.players):
@@ -188,6 +208,88 @@ class NamePicker(ListLayer):
     def pick(self, index):
         self.setup.players[self.seat] = self.names[index]
         self.app.pop()
+
+
+class LanguagePicker(ListLayer):
+    """The box's language: OK switches at once and keeps the choice."""
+
+    def __init__(self, app):
+        super().__init__(app)
+        self.codes = list(LANGUAGES)
+        current = box_language(app)
+        self.cursor = self.codes.index(current) if current in self.codes else 0
+
+    @property
+    def title(self) -> str:
+        return _("Language")
+
+    def rows(self):
+        current = box_language(self.app)
+        return [(LANGUAGE_NAMES.get(code, code), "\u2713" if code == current else "") for code in self.codes]
+
+    def pick(self, index):
+        switch_language(self.app, self.codes[index])
+        self.app.pop()
+
+
+def box_language(app) -> str:
+    return normalise(app.config.get("language"))
+
+
+def switch_language(app, language: str) -> None:
+    """Speak ``language`` on the box from the next frame on.
+
+    Runs on the box's worker, whose context holds the box's language
+    (hardware/box.py sets it at start); ``config["language"]`` is the
+    settings dict the web app shares, so phones that ask for neither
+    language follow too.  The choice is saved for the next start."""
+    language = normalise(language)
+    app.config["language"] = language
+    app.language = language
+    set_language(language)
+    store = getattr(app.session, "store", None)
+    folder = getattr(store, "dir", None)
+    if folder is not None:
+        save_language(Path(folder) / "companion.toml", language)
+
+
+_LANGUAGE_LINE = re.compile(r"^[ \t]*language[ \t]*=.*$", re.MULTILINE)
+_FIRST_TABLE = re.compile(r"^[ \t]*\[", re.MULTILINE)
+
+
+def save_language(path: Path, language: str) -> bool:
+    """Set the top-level ``language`` of the settings file ``path``,
+    touching nothing else in it (comments, other settings): the line is
+    replaced, or added at the top.  A file that does not parse, or whose
+    edit would not give exactly that change, is left alone.  Returns
+    whether the file now says ``language``.
+
+    (``COMPANION_LANG``, and ``--config FILE`` which replaces this file,
+    still win at the next start.)"""
+    line = f'language = "{language}"'
+    try:
+        text = path.read_text(encoding="utf-8") if path.exists() else ""
+        before = tomllib.loads(text)
+        table = _FIRST_TABLE.search(text)
+        head_end = table.start() if table else len(text)
+        match = _LANGUAGE_LINE.search(text, 0, head_end)
+        if match:
+            new = text[:match.start()] + line + text[match.end():]
+        else:
+            new = line + "\n" + text
+        after = tomllib.loads(new)
+        if after != {**before, "language": language}:
+            log.warning("not saving the language: %s has a layout this edit does not handle", path)
+            return False
+        if new == text:
+            return True
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(new, encoding="utf-8")
+        os.replace(tmp, path)
+        return True
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        log.warning("the language is not saved in %s: %s", path, exc)
+        return False
 
 
 class UndoConfirm(Layer):
