@@ -13,43 +13,10 @@ from companion import games
 from hardware import Box
 from hardware.testing import box_config
 
+from box_support import box, mock_factory, shows, press_all  # noqa: F401 (fixtures)
+
 PLAYERS = ["Ann", "Ben"]
 SEATS = ["Ann", "Ben", "Ann's dummy", "Ben's dummy"]
-
-
-@pytest.fixture
-def mock_factory():
-    from gpiozero.pins.mock import MockFactory
-
-    factory = MockFactory()
-    yield factory
-    factory.reset()
-
-
-@pytest.fixture
-def box(session, mock_factory):
-    b = Box(session, box_config(bounce_ms=1), mock=True, pin_factory=mock_factory)
-    b.start()
-    b.presses = 0
-    press = b.press
-
-    def counted(name):
-        b.presses += 1
-        press(name)
-    b.press = counted
-    yield b
-    b.close()
-
-
-def shows(box, *words) -> None:
-    drawn = " | ".join(box.frame.texts)
-    missing = [w for w in words if w not in drawn]
-    assert not missing, f"frame {box.frame_version} lacks {missing}; it shows: {drawn}"
-
-
-def press_all(box, keys) -> None:
-    for key in keys:
-        box.press(key)
 
 
 def seat_moves(start: int, target: int) -> list[str]:

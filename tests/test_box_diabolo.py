@@ -19,18 +19,11 @@ from companion.timeline import replay
 from hardware import Box
 from hardware.testing import FrameLog, box_config
 
+from box_support import mock_factory, shows  # noqa: F401 (fixture)
+
 PLAYERS = ["Ann", "Ben", "Chloé"]
 LEDS = [5, 6, 12]
 COLOURS = ["red", "blue", "green", "yellow", "purple"]
-
-
-@pytest.fixture
-def mock_factory():
-    from gpiozero.pins.mock import MockFactory
-
-    factory = MockFactory()
-    yield factory
-    factory.reset()
 
 
 def make_box(session, mock_factory):
@@ -44,12 +37,6 @@ def box(session, mock_factory):
     b = make_box(session, mock_factory)
     yield b
     b.close()
-
-
-def shows(box, *words) -> None:
-    drawn = " | ".join(box.frame.texts)
-    missing = [w for w in words if w not in drawn]
-    assert not missing, f"frame {box.frame_version} lacks {missing}; it shows: {drawn}"
 
 
 def lit(mock_factory) -> list[int]:

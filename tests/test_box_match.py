@@ -18,31 +18,16 @@ from companion.store import Store
 from hardware import Box
 from hardware.testing import FrameLog, box_config
 
+from box_support import counting_box, mock_factory  # noqa: F401 (fixture)
+
 PLAYERS = ["Ann", "Ben", "Chloé", "Dan"]
 LEDS = [5, 6, 12, 13]
 BUZZER = 16
 
 
 @pytest.fixture
-def mock_factory():
-    from gpiozero.pins.mock import MockFactory
-
-    factory = MockFactory()
-    yield factory
-    factory.reset()           # after the box fixture closed its devices
-
-
-@pytest.fixture
 def box(session, mock_factory):
-    b = Box(session, box_config(leds=LEDS, buzzer=BUZZER), mock=True, pin_factory=mock_factory)
-    b.start()
-    b.presses = 0
-    press = b.press
-
-    def counted(name):
-        b.presses += 1
-        press(name)
-    b.press = counted
+    b = counting_box(session, mock_factory, leds=LEDS, buzzer=BUZZER)
     yield b
     b.close()
 

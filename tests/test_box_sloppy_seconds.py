@@ -10,41 +10,13 @@ from companion.games.sloppy_seconds import score_hand
 from hardware import Box
 from hardware.testing import box_config
 
+from box_support import box, mock_factory, shows  # noqa: F401 (fixtures)
+
 PLAYERS = ["Ann", "Ben", "Chloé", "Dan"]
 
 # Per seat: spades, hearts, diamonds, clubs.
 BIG = [[46] * 4, [45] * 4, [0] * 4, [0] * 4]            # Ben is second in every suit: 180
 REAL = [[30, 10, 0, 23], [25, 40, 50, 23], [20, 22, 21, 30], [16, 19, 20, 15]]
-
-
-@pytest.fixture
-def mock_factory():
-    from gpiozero.pins.mock import MockFactory
-
-    factory = MockFactory()
-    yield factory
-    factory.reset()
-
-
-@pytest.fixture
-def box(session, mock_factory):
-    b = Box(session, box_config(bounce_ms=1), mock=True, pin_factory=mock_factory)
-    b.start()
-    b.presses = 0
-    press = b.press
-
-    def counted(name):
-        b.presses += 1
-        press(name)
-    b.press = counted
-    yield b
-    b.close()
-
-
-def shows(box, *words) -> None:
-    drawn = " | ".join(box.frame.texts)
-    missing = [w for w in words if w not in drawn]
-    assert not missing, f"frame {box.frame_version} lacks {missing}; it shows: {drawn}"
 
 
 def start(box, session, players=PLAYERS, **options) -> None:

@@ -12,37 +12,9 @@ from companion.timeline import replay
 from hardware import Box
 from hardware.testing import box_config
 
+from box_support import box, mock_factory, shows  # noqa: F401 (fixtures)
+
 PLAYERS = ["Ann", "Ben", "Chloé"]
-
-
-@pytest.fixture
-def mock_factory():
-    from gpiozero.pins.mock import MockFactory
-
-    factory = MockFactory()
-    yield factory
-    factory.reset()
-
-
-@pytest.fixture
-def box(session, mock_factory):
-    b = Box(session, box_config(bounce_ms=1), mock=True, pin_factory=mock_factory)
-    b.start()
-    b.presses = 0
-    press = b.press
-
-    def counted(name):
-        b.presses += 1
-        press(name)
-    b.press = counted
-    yield b
-    b.close()
-
-
-def shows(box, *words) -> None:
-    drawn = " | ".join(box.frame.texts)
-    missing = [w for w in words if w not in drawn]
-    assert not missing, f"frame {box.frame_version} lacks {missing}; it shows: {drawn}"
 
 
 def start(box, session, players=PLAYERS, **options) -> None:

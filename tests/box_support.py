@@ -1,0 +1,54 @@
+"""What the box tests share: mock pins, a box that counts presses, frame checks.
+
+Used as a pytest plugin (``pytest_plugins = ["box_support"]`` in conftest),
+so every test file gets the ``mock_factory`` and ``box`` fixtures.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from hardware import Box
+from hardware.testing import box_config
+
+
+@pytest.fixture
+def mock_factory():
+    from gpiozero.pins.mock import MockFactory
+
+    factory = MockFactory()
+    yield factory
+    factory.reset()           # after the box fixture closed its devices (gpiozero #578)
+
+
+def counting_box(session, mock_factory, **config) -> Box:
+    """A started mock box whose ``press`` counts the presses in ``box.presses``."""
+    b = Box(session, box_config(**config), mock=True, pin_factory=mock_factory)
+    b.start()
+    b.presses = 0
+    press = b.press
+
+    def counted(name):
+        b.presses += 1
+        press(name)
+    b.press = counted
+    return b
+
+
+@pytest.fixture
+def box(session, mock_factory):
+    b = counting_box(session, mock_factory, bounce_ms=1)
+    yield b
+    b.close()
+
+
+def shows(box, *words) -> None:
+    """The current frame draws every one of ``words``."""
+    drawn = " | ".join(box.frame.texts)
+    missing = [w for w in words if w not in drawn]
+    assert not missing, f"frame {box.frame_version} lacks {missing}; it shows: {drawn}"
+
+
+def press_all(box, keys) -> None:
+    for key in keys:
+        box.press(key)
