@@ -280,6 +280,18 @@ def test_claim_needs_the_pin_and_gives_a_token_once(client, session):
     assert token not in json.dumps(client.get("/api/seats").json)   # ...never the token
 
 
+def test_a_seat_whose_entry_is_locked_cannot_be_claimed_until_the_reveal(client, session):
+    post(client, THIRD_MAN)
+    session.submit({"type": "bid", "seat": 0, "card": 5})
+    session.submit({"type": "bid", "seat": 2, "card": 7})       # Chloé locked a card on the buttons
+    r = client.post("/api/seats/2/claim", headers=pin_headers())
+    assert r.status_code == 409 and "reveal" in r.json["error"] and "7" not in r.text
+    assert client.post("/api/seats/1/claim", headers=pin_headers()).status_code == 200
+    for seat, card in ((1, 8), (3, 1)):
+        session.submit({"type": "bid", "seat": seat, "card": card})
+    assert client.post("/api/seats/2/claim", headers=pin_headers()).status_code == 200
+
+
 def test_a_claim_without_a_name_is_labelled_phone(client, session):
     post(client, THIRD_MAN)
     r = client.post("/api/seats/3/claim", headers=pin_headers())

@@ -50,7 +50,14 @@ def claim(seat: int):
     if unknown:
         raise ApiError(400, N_("unknown key '{key}' (only 'name' is allowed)"), key=unknown[0])
     label = clean_label(body.get("name")) or DEFAULT_LABEL
-    token = c.seats.claim(seat, label)
+    with c.session.lock:
+        timeline = c.session.timeline
+        # A seat that locked its entry on the buttons: a phone claiming it now
+        # would read that entry (the PIN is on the box for all to see).
+        if timeline.started and any(timeline.game.secret_owner(k) == seat for k in timeline.state.hidden):
+            raise ApiError(409, N_("seat {seat} has an entry waiting for the reveal: claim it after the reveal"),
+                           seat=seat)
+        token = c.seats.claim(seat, label)
     return _no_store(jsonify(seat=seat, token=token, label=label))
 
 
