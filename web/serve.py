@@ -134,7 +134,8 @@ class Server:
             self._finish()
 
     def stop(self) -> None:
-        """Ask the server to stop; returns at once (safe in a signal handler)."""
+        """Ask the server to stop; returns at once.  From a signal handler, call
+        it on another thread (see ``run``): it takes the stream hubs' locks."""
         if self._stopping.is_set():
             return
         self._stopping.set()
@@ -238,7 +239,10 @@ def run(args) -> int:
             log.exception("the box cannot show the join screen")
 
     def on_signal(signum, frame):
-        server.stop()
+        # Not server.stop() here: the handler runs on the serving thread, which
+        # may hold a stream hub's lock at that moment (a phone hanging up), and
+        # stop() takes it too.  A thread of its own waits for it instead.
+        threading.Thread(target=server.stop, name="companion-stop", daemon=True).start()
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, on_signal)
         signal.signal(signal.SIGINT, on_signal)
