@@ -82,11 +82,11 @@ class Twin:
         for seat in list(self.session.table.claims):
             self._send("POST", f"/api/seats/{seat}/release")
         self._send("POST", "/api/actions", THIRD_MAN)
+        for seat in range(4):     # before the bids: a seat whose card is locked cannot be claimed
+            self._send("POST", f"/api/seats/{seat}/claim", {"name": f"phone {seat}"})
         self._send("POST", "/api/actions", {"type": "bid", "seat": 0, "card": 5})
         for seat, card in SECRETS[self.name].items():
             self._send("POST", "/api/actions", {"type": "bid", "seat": seat, "card": card})
-        for seat in range(4):
-            self._send("POST", f"/api/seats/{seat}/claim", {"name": f"phone {seat}"})
         self.session.update_table(lambda table: (table.notices.clear(), table.notices.append(NOTICE)))
         assert self.hidden() == SECRETS[self.name]
 
