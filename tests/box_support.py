@@ -21,6 +21,24 @@ def mock_factory():
     factory.reset()           # after the box fixture closed its devices (gpiozero #578)
 
 
+@pytest.fixture
+def make_box(session, mock_factory):
+    """``make(config=None, start=True, mock=True, pin_factory=<the mock>, **kw)``:
+    boxes closed at the end, before the factory resets."""
+    boxes = []
+
+    def make(config=None, start=True, mock=True, pin_factory=mock_factory, **kwargs):
+        box = Box(session, config or box_config(), mock=mock, pin_factory=pin_factory, **kwargs)
+        boxes.append(box)
+        if start:
+            box.start()
+        return box
+
+    yield make
+    for box in boxes:
+        box.close()          # closes the Buttons before mock_factory resets
+
+
 def counting_box(session, mock_factory, **config) -> Box:
     """A started mock box whose ``press`` counts the presses in ``box.presses``."""
     b = Box(session, box_config(**config), mock=True, pin_factory=mock_factory)

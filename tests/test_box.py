@@ -28,39 +28,15 @@ from hardware import Box, draw
 from hardware.buttons import Debouncer
 from hardware.testing import FlakyDummy, HeldAtPowerOn, box_config
 
+from box_support import make_box, mock_factory  # noqa: F401 (fixtures)
+
 REFERENCE = Path(__file__).with_name("reference")
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "box"
 REGEN = os.environ.get("COMPANION_REGEN_REFERENCE") == "1"
 PLAYERS = ["Ann", "Ben", "Chloé", "Dan"]
 
 
-# -- fixtures (as gpiozero's own tests: a MockFactory per test; devices are
-#    closed before the factory is reset) ----------------------------------------
-
-@pytest.fixture
-def mock_factory():
-    from gpiozero.pins.mock import MockFactory
-
-    factory = MockFactory()
-    yield factory
-    factory.reset()
-
-
-@pytest.fixture
-def make_box(session, mock_factory):
-    boxes = []
-
-    def make(config=None, start=True, **kwargs):
-        box = Box(session, config or box_config(), mock=True, pin_factory=mock_factory, **kwargs)
-        boxes.append(box)
-        if start:
-            box.start()
-        return box
-
-    yield make
-    for box in boxes:
-        box.close()          # closes the Buttons before mock_factory resets
-
+# -- frame helpers (the mock_factory and make_box fixtures are in box_support) ---
 
 def texts(box) -> str:
     return " | ".join(box.frame.texts)

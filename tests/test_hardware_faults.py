@@ -22,33 +22,11 @@ from gpiozero.exc import BadPinFactory, GPIOPinInUse
 from hardware import Box
 from hardware.box import NO_BUTTONS, STUCK
 from hardware.testing import BrokenPins, FrameLog, HeldAtPowerOn, VanishingPanel, box_config
+
+from box_support import make_box, mock_factory  # noqa: F401 (fixtures)
 from test_web_support import http, make_app, pin_headers, wait_until
 
 PLAYERS = ["Ann", "Ben", "Chloé", "Dan"]
-
-
-@pytest.fixture
-def mock_factory():
-    from gpiozero.pins.mock import MockFactory
-
-    factory = MockFactory()
-    yield factory
-    factory.reset()
-
-
-@pytest.fixture
-def make_box(session, mock_factory):
-    boxes = []
-
-    def make(config=None, mock=True, pin_factory=mock_factory, **kwargs):
-        box = Box(session, config or box_config(), mock=mock, pin_factory=pin_factory, **kwargs)
-        boxes.append(box)
-        box.start()
-        return box
-
-    yield make
-    for box in boxes:
-        box.close()
 
 
 def drawn(box) -> str:
