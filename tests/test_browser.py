@@ -15,11 +15,9 @@ Without it the module is skipped, unless ``COMPANION_REQUIRE_BROWSER=1``
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
-import threading
 import time
 from pathlib import Path
 
@@ -73,7 +71,7 @@ class Table:
         self.box = Box(self.session, box_config(), mock=True)
         self.box.start()
         self.app = make_app(self.session, box=self.box, mock=True, names=PLAYERS + ["\u00c9lodie"])
-        self._server = running_server(self.app) if port == 0 else _on_port(self.app, port)
+        self._server = running_server(self.app, port)
         self.server = self._server.__enter__()
         self.base = f"http://127.0.0.1:{self.server.port}"
 
@@ -99,28 +97,6 @@ class Table:
             self.app.extensions["companion"].close()
             self.box.close()
             self.session.store.close()
-
-
-@contextlib.contextmanager
-def _on_port(app, port):
-    """running_server on a given port, which may take a moment to be free again."""
-    from web.serve import Server
-
-    for _ in range(50):
-        try:
-            server = Server(app, "127.0.0.1", port, {"max_streams": 100})
-            break
-        except OSError:
-            time.sleep(0.1)
-    else:
-        raise AssertionError(f"port {port} did not free up")
-    thread = threading.Thread(target=server.serve_forever, name="test-server-again", daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.stop()
-        thread.join(10)
 
 
 @pytest.fixture

@@ -83,14 +83,22 @@ def pin_headers(pin=PIN) -> dict:
 
 
 @contextlib.contextmanager
-def running_server(app, **config):
+def running_server(app, port=0, **config):
     """The app under the production server (web.serve.Server, waitress) on
-    a free loopback port, in a thread; stopped and joined at the end."""
+    a loopback port (0: a free one; a given one may take a moment to be free
+    again, as when the box restarts), in a thread; stopped and joined at the end."""
     from web.serve import Server
 
     settings = {"max_streams": app.extensions["companion"].slots.limit}
     settings.update(config)
-    server = Server(app, "127.0.0.1", 0, settings)
+    for attempt in range(50):
+        try:
+            server = Server(app, "127.0.0.1", port, settings)
+            break
+        except OSError:
+            if not port or attempt == 49:
+                raise
+            time.sleep(0.1)
     thread = threading.Thread(target=server.serve_forever, name="test-server", daemon=True)
     thread.start()
     try:
