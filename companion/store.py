@@ -219,10 +219,7 @@ class Store:
 
     def games(self, game: str | None = None, player: str | None = None) -> list[GameRecord]:
         """Stored games, newest first."""
-        rows = self.db.execute(
-            "SELECT g.id, g.game, g.players, g.started, g.updated, g.finished, g.winner,"
-            " (SELECT COUNT(*) FROM actions a WHERE a.game_id=g.id)"
-            " FROM games g ORDER BY g.updated DESC, g.id DESC").fetchall()
+        rows = self.db.execute(_RECORDS + " ORDER BY g.updated DESC, g.id DESC").fetchall()
         out = [_record(r) for r in rows]
         if game:
             out = [g for g in out if g.game == game]
@@ -231,10 +228,8 @@ class Store:
         return out
 
     def game(self, game_id: int) -> GameRecord | None:
-        for rec in self.games():
-            if rec.id == game_id:
-                return rec
-        return None
+        row = self.db.execute(_RECORDS + " WHERE g.id=?", (game_id,)).fetchone()
+        return _record(row) if row else None
 
     def latest_unfinished(self) -> GameRecord | None:
         row = self.db.execute(
@@ -247,6 +242,10 @@ class Store:
             self.db.close()
         except sqlite3.Error:
             pass
+
+
+_RECORDS = ("SELECT g.id, g.game, g.players, g.started, g.updated, g.finished, g.winner,"
+            " (SELECT COUNT(*) FROM actions a WHERE a.game_id=g.id) FROM games g")
 
 
 def _record(row) -> GameRecord:
