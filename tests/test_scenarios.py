@@ -1,7 +1,8 @@
-"""Every public replay sample in ../shared/scenarios, through the real command.
+"""Every public replay sample in tests/data/scenarios, through the real command.
 
 Run both in-process (fast, precise failure messages) and through
 ``companion replay`` in a subprocess (the contract: exit codes, stdout, stderr).
+The samples and how they are compared: tests/data/scenarios/README.md.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ import pytest
 from companion.timeline import ReplayError, replay
 from conftest import SCENARIOS
 
-CASES = sorted(SCENARIOS.rglob("*.jsonl")) if SCENARIOS.exists() else []
+# The samples are part of the repository: an empty list is a failure (below), never a skip.
+CASES = sorted(SCENARIOS.rglob("*.jsonl"))
+GAMES = ("third-man", "costly-tricks", "fight", "sloppy-seconds", "yenta", "diabolo", "scoreboard")
 
 
 def mismatch(got, want, path="state"):
@@ -44,6 +47,10 @@ def mismatch(got, want, path="state"):
 
 def test_the_samples_are_there():
     assert CASES, f"no scenarios found under {SCENARIOS}"
+    # every game has samples, and every sample has its expectation
+    assert sorted({p.parent.name for p in CASES}) == sorted(GAMES)
+    for path in CASES:
+        assert path.with_suffix("").with_suffix(".expect.json").exists(), f"{path} has no .expect.json"
 
 
 @pytest.mark.parametrize("path", CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
