@@ -6,7 +6,7 @@
     companion run [--mock] ...     run the appliance (buttons, screen, web)
     companion solve fight ...      solve FIGHT? for two players
 
-``replay`` is a public contract (``shared/spec/replay.md``): exit 0 and one
+``replay`` is a public contract (``docs/replay.md``): exit 0 and one
 JSON object on stdout, or exit 2 and ``line N: ...`` on stderr.  No command
 ever shows a traceback to the user.
 """

@@ -1,7 +1,7 @@
 """A game as the fold of its log.
 
 A :class:`Timeline` takes action objects one at a time (the JSON Lines of
-``../shared/spec/replay.md``), checks each against the common actions
+``docs/replay.md``), checks each against the common actions
 (``new_game``, ``undo``) and the game's declaration, and keeps the stack of
 states of the actions still in effect, so that ``undo`` is a pop.  Nothing
 changes when an action is refused: :meth:`Timeline.check` computes the next
