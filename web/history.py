@@ -16,26 +16,32 @@ PIN is shown on the box to the whole table, so it must not open a bid.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
+from collections import OrderedDict
 
 from flask import Blueprint, Response, current_app, jsonify, render_template, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from companion import games as game_registry
-from companion.exports import (MAX_IMPORT_BYTES, csv_text, decoded_lines, export_lines, steps_of,
-                               store_timeline, validate)
-from companion.i18n import N_, gettext, translate_error
+from companion.errors import ActionError
+from companion.exports import csv_text, decoded_lines, export_lines, steps_of, store_timeline, validate
+from companion.i18n import LANGUAGES, N_, gettext, translate_error
+from companion.limits import HISTORY_PAGE_STEPS, MAX_IMPORT_BYTES, MAX_IMPORT_LINES
+from companion.text import unsafe_char
 from companion.stats import player_key, player_stats, result_of
 from companion.timeline import ReplayError, replay
 
-from .api import client, credentials
+from .api import client, credentials, refuse_unsafe_text
 from .app import companion
 from .errors import ApiError, error_response, request_language
 
 bp = Blueprint("history", __name__)
 
 CACHE_SIZE = 4096          # final states kept (a few hundred bytes each)
+PAGE_BYTES = 256 * 1024    # a page of steps ends before this many bytes (at least one step)
+STEPS_KEPT = 3             # games whose public steps are kept encoded (the current one, two browsed)
 
 
 # -- reading the store ---------------------------------------------------------
@@ -69,6 +75,83 @@ class FinalStates:
 
 def _finals() -> FinalStates:
     return current_app.extensions.setdefault("companion.history.finals", FinalStates())
+
+
+class Rendered:
+    """One stored game as the public sees it, worked out once per version:
+    its public steps (each JSON-encoded, for paging), its final state, its
+    CSV in every language and its redacted export.  Only the encoded forms
+    are kept: a few MB for the largest game (companion/limits.py)."""
+
+    def __init__(self, lines: list[str]):
+        steps, self.broken_at = steps_of(lines)
+        self.state = steps[-1]["state"] if steps else None
+        self.steps = [json.dumps(step, ensure_ascii=False, separators=(",", ":")) for step in steps]
+        self.csv = {language: csv_text(steps, language) for language in LANGUAGES}
+        try:
+            self.public_export = "".join(line + "\n" for line in export_lines(lines, full=False))
+        except ActionError as exc:       # a log damaged by hand: refused as it always was
+            self.public_export = exc
+
+    def page(self, start: int) -> tuple[list[dict], int]:
+        """The steps from index ``start``: at most HISTORY_PAGE_STEPS of them and
+        about PAGE_BYTES; returns them and the index of the next page's first."""
+        end, size = start, 0
+        while end < len(self.steps) and end - start < HISTORY_PAGE_STEPS:
+            size += len(self.steps[end])
+            if size > PAGE_BYTES and end > start:
+                break
+            end += 1
+        return [json.loads(text) for text in self.steps[start:end]], end
+
+
+class RenderedGames:
+    """The last few :class:`Rendered` games, by (id, actions, updated): a
+    stored game only changes by growing, so its key changes with it.  Eight
+    phones asking for the same game at once wait for one rendering."""
+
+    def __init__(self, keep: int = STEPS_KEPT):
+        self.keep = keep
+        self._lock = threading.Lock()
+        self._games: OrderedDict[tuple, Rendered] = OrderedDict()
+        self._filling: dict[tuple, threading.Lock] = {}
+
+    def get(self, session, game_id: int):
+        """``(record, rendered, current)`` of a stored game (404 if none)."""
+        with session.lock:
+            record = session.store.game(game_id)
+            current = session.game_id == game_id
+            lines = None
+            key = record and (record.id, record.actions, record.updated)
+            if record is not None and key not in self._games:
+                lines = session.store.lines(game_id)      # read with its record: one version
+        if record is None:
+            raise ApiError(404, N_("there is no stored game {id} (see /api/history)"), id=game_id)
+        with self._lock:
+            if key in self._games:
+                self._games.move_to_end(key)
+                return record, self._games[key], current
+            filling = self._filling.setdefault(key, threading.Lock())
+        with filling:
+            with self._lock:
+                found = self._games.get(key)
+            if found is None:
+                if lines is None:
+                    with session.lock:
+                        lines = session.store.lines(game_id)
+                found = Rendered(lines)         # outside every lock but this game's own
+                with self._lock:
+                    self._games[key] = found
+                    while len(self._games) > self.keep:
+                        self._games.popitem(last=False)
+            with self._lock:
+                self._filling.pop(key, None)
+        return record, found, current
+
+
+def _rendered(game_id: int):
+    games = current_app.extensions.setdefault("companion.history.rendered", RenderedGames())
+    return games.get(companion().session, game_id)
 
 
 def _records(game: str = "", player: str = "") -> list:
@@ -123,7 +206,9 @@ def _no_store(response: Response) -> Response:
 
 
 def _filters() -> tuple[str, str]:
-    return (request.args.get("game", "").strip(), request.args.get("player", "").strip())
+    game, player = request.args.get("game", "").strip(), request.args.get("player", "").strip()
+    refuse_unsafe_text(player, "player")
+    return game, player
 
 
 # -- the API ------------------------------------------------------------------------
@@ -139,21 +224,32 @@ def history_list():
 
 @bp.get("/api/history/<int:game_id>")
 def history_game(game_id: int):
-    return _no_store(jsonify(_detail(game_id, request_language())))
+    return _no_store(jsonify(_detail(game_id, request_language(), _start())))
 
 
-def _detail(game_id: int, language: str) -> dict:
-    record = _record(game_id)
-    session = companion().session
-    with session.lock:
-        lines = session.store.lines(game_id)
-        current = session.game_id == game_id
-    steps, broken_at = steps_of(lines)
+def _start() -> int:
+    """``?from=K``: the index of the first step wanted (0 by default)."""
+    text = request.args.get("from", "0").strip()
+    if not (text.isascii() and text.isdigit()) or len(text) > 9:
+        raise ApiError(400, N_("'from' must be a step number (0 for the first), got '{value}'"), value=text[:24])
+    return int(text)
+
+
+def _detail(game_id: int, language: str, start: int = 0) -> dict:
+    """A stored game's record, final state and one page of its public steps
+    (docs/api.md: the first page has the shape a whole game had before
+    paging; ``page.next`` is the address of the next one, or null)."""
+    record, rendered, current = _rendered(game_id)
+    total = len(rendered.steps)
+    if start and start >= total:
+        raise ApiError(404, N_("game {id} has {n} steps: there is no step {k}"), id=game_id, n=total, k=start)
+    steps, end = rendered.page(start)
     out = record.as_dict()
     out["title"] = _title(record.game, language)
     out["current"] = current
-    return {"record": out, "state": steps[-1]["state"] if steps else None,
-            "steps": steps, "broken_at": broken_at}
+    following = f"/api/history/{game_id}?from={end}" if end < total else None
+    return {"record": out, "state": rendered.state, "steps": steps, "broken_at": rendered.broken_at,
+            "page": {"from": start, "count": len(steps), "total": total, "next": following}}
 
 
 def _full_export() -> bool:
@@ -186,11 +282,17 @@ def _download(body: str, mimetype: str, filename: str, redacted: bool | None = N
 @bp.get("/api/history/<int:game_id>/export.jsonl")
 def export_jsonl(game_id: int):
     full = _full_export()
+    if not full:
+        record, rendered, _current = _rendered(game_id)
+        if isinstance(rendered.public_export, ActionError):
+            raise rendered.public_export
+        return _download(rendered.public_export, "application/x-ndjson",
+                         f"game-{game_id:06d}-{record.game}.jsonl", redacted=True)
     record = _record(game_id)
     session = companion().session
     with session.lock:
         lines = session.store.lines(game_id)
-    if full and _pending_secret(lines):
+    if _pending_secret(lines):
         # The PIN is on the box for the whole table to read: it must not
         # become a way round the pass-the-box secrecy of a bid under way.
         raise ApiError(409, N_("a secret entry is pending in this game: the full log can be "
@@ -203,13 +305,9 @@ def export_jsonl(game_id: int):
 
 @bp.get("/api/history/<int:game_id>/export.csv")
 def export_csv(game_id: int):
-    record = _record(game_id)
-    session = companion().session
-    with session.lock:
-        lines = session.store.lines(game_id)
-    steps, _broken = steps_of(lines)
+    record, rendered, _current = _rendered(game_id)
     # A byte-order mark so that spreadsheets read the names' accents as UTF-8.
-    body = "\ufeff" + csv_text(steps, request_language())
+    body = "\ufeff" + rendered.csv[request_language()]
     return _download(body, "text/csv", f"game-{game_id:06d}-{record.game}.csv")
 
 
@@ -225,16 +323,40 @@ def import_game():
         data = request.get_data(cache=False)
     except RequestEntityTooLarge:
         raise ApiError(413, N_("the log is too large (at most {limit} bytes)"), limit=MAX_IMPORT_BYTES) from None
+    lines = decoded_lines(data)
+    actions = sum(1 for line in lines if line.strip())
+    if actions > MAX_IMPORT_LINES:
+        raise ApiError(413, N_("the log has {n} lines: the box stores games of at most {limit} lines"),
+                       n=actions, limit=MAX_IMPORT_LINES)
     try:
-        timeline = validate(decoded_lines(data))     # outside the lock: the table goes on meanwhile
+        timeline = validate(lines)     # outside the lock: the table goes on meanwhile
     except ReplayError as exc:
         # The replay contract: "line N: " stays as it is in every language.
         return error_response(400, f"line {exc.line}: {translate_error(exc.error, request_language())}")
+    refusal = _unsafe_names(lines, timeline.players)
+    if refusal:
+        return error_response(400, refusal)
     with c.session.lock:
         game_id = store_timeline(c.session.store, timeline)
     public = timeline.public()
     return _no_store(jsonify(id=game_id, game=public["game"], finished=bool(public.get("finished")),
                              state=public))
+
+
+def _unsafe_names(lines, players) -> str | None:
+    """The web takes no name with a control or direction character
+    (companion/text.py); an imported log's names are no exception.
+    (``companion replay`` and ``companion import`` still accept them: the
+    log contract is older than this rule.)"""
+    for name in players:
+        found = unsafe_char(name)
+        if found:
+            line = next(n for n, text in enumerate(lines, start=1) if text.strip())
+            message = gettext(N_("'{where}' holds the character {char}: names and labels must not "
+                                 "hold control or text-direction characters"), request_language(),
+                              where="players", char=found)
+            return f"line {line}: {message}"
+    return None
 
 
 @bp.post("/api/history/<int:game_id>/resume")
