@@ -27,7 +27,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from companion import games as game_registry
 from companion.errors import ActionError
 from companion.exports import csv_text, decoded_lines, export_lines, steps_of, store_timeline, validate
-from companion.i18n import LANGUAGES, N_, gettext, translate_error
+from companion.i18n import N_, gettext, translate_error
 from companion.limits import HISTORY_PAGE_STEPS, MAX_IMPORT_BYTES, MAX_IMPORT_LINES
 from companion.text import unsafe_char
 from companion.stats import player_key, player_stats, result_of
@@ -42,6 +42,10 @@ bp = Blueprint("history", __name__)
 CACHE_SIZE = 4096          # final states kept (a few hundred bytes each)
 PAGE_BYTES = 256 * 1024    # a page of steps ends before this many bytes (at least one step)
 STEPS_KEPT = 3             # games whose public steps are kept encoded (the current one, two browsed)
+
+# One replay of a whole stored game at a time (a rendering, a final state):
+# they are the heavy work a client without a credential can ask for.
+RENDERING = threading.Lock()
 
 
 # -- reading the store ---------------------------------------------------------
@@ -61,11 +65,12 @@ class FinalStates:
                 return self._states[key]
         with session.lock:
             lines = session.store.lines(record.id)
-        try:
-            state = replay(lines).public()
-        except ReplayError:
-            steps, _ = steps_of(lines)           # a damaged log: its readable prefix
-            state = steps[-1]["state"] if steps else None
+        with RENDERING:
+            try:
+                state = replay(lines).public()
+            except ReplayError:
+                steps, _ = steps_of(lines)           # a damaged log: its readable prefix
+                state = steps[-1]["state"] if steps else None
         with self._lock:
             if len(self._states) >= CACHE_SIZE:
                 self._states.clear()
@@ -79,19 +84,16 @@ def _finals() -> FinalStates:
 
 class Rendered:
     """One stored game as the public sees it, worked out once per version:
-    its public steps (each JSON-encoded, for paging), its final state, its
-    CSV in every language and its redacted export.  Only the encoded forms
-    are kept: a few MB for the largest game (companion/limits.py)."""
+    its public steps (each JSON-encoded, for paging) and final state; its
+    CSV and redacted export when first asked for (:meth:`kept`).  Only
+    encoded forms are kept: a few MB for the largest game (companion/limits.py)."""
 
     def __init__(self, lines: list[str]):
+        self.lines = lines
         steps, self.broken_at = steps_of(lines)
         self.state = steps[-1]["state"] if steps else None
         self.steps = [json.dumps(step, ensure_ascii=False, separators=(",", ":")) for step in steps]
-        self.csv = {language: csv_text(steps, language) for language in LANGUAGES}
-        try:
-            self.public_export = "".join(line + "\n" for line in export_lines(lines, full=False))
-        except ActionError as exc:       # a log damaged by hand: refused as it always was
-            self.public_export = exc
+        self._kept: dict = {}
 
     def page(self, start: int) -> tuple[list[dict], int]:
         """The steps from index ``start``: at most HISTORY_PAGE_STEPS of them and
@@ -104,49 +106,72 @@ class Rendered:
             end += 1
         return [json.loads(text) for text in self.steps[start:end]], end
 
+    def kept(self, name: str, work):
+        """``work()`` once for this version of the game (one at a time, as
+        every rendering); an ActionError it raises is kept and raised again."""
+        if name not in self._kept:
+            with RENDERING:
+                if name not in self._kept:
+                    try:
+                        self._kept[name] = work()
+                    except ActionError as exc:      # a log damaged by hand: refused as it always was
+                        self._kept[name] = exc
+        found = self._kept[name]
+        if isinstance(found, ActionError):
+            raise found
+        return found
+
+    def csv(self, language: str) -> str:
+        return self.kept(f"csv.{language}", lambda: csv_text([json.loads(s) for s in self.steps], language))
+
+    def public_export(self) -> str:
+        return self.kept("jsonl", lambda: "".join(line + "\n" for line in export_lines(self.lines, full=False)))
+
 
 class RenderedGames:
     """The last few :class:`Rendered` games, by (id, actions, updated): a
-    stored game only changes by growing, so its key changes with it.  Eight
-    phones asking for the same game at once wait for one rendering."""
+    stored game only changes by growing, so its key changes with it.
+
+    Renderings run one at a time (:data:`RENDERING`): phones asking for the
+    same game wait for one rendering, and clients cycling through more games
+    than are kept cost one busy thread, never all of them, so the table's
+    own requests keep their share of the processor."""
 
     def __init__(self, keep: int = STEPS_KEPT):
         self.keep = keep
         self._lock = threading.Lock()
         self._games: OrderedDict[tuple, Rendered] = OrderedDict()
-        self._filling: dict[tuple, threading.Lock] = {}
 
     def get(self, session, game_id: int):
         """``(record, rendered, current)`` of a stored game (404 if none)."""
         with session.lock:
             record = session.store.game(game_id)
             current = session.game_id == game_id
-            lines = None
-            key = record and (record.id, record.actions, record.updated)
-            if record is not None and key not in self._games:
-                lines = session.store.lines(game_id)      # read with its record: one version
         if record is None:
             raise ApiError(404, N_("there is no stored game {id} (see /api/history)"), id=game_id)
-        with self._lock:
-            if key in self._games:
-                self._games.move_to_end(key)
-                return record, self._games[key], current
-            filling = self._filling.setdefault(key, threading.Lock())
-        with filling:
-            with self._lock:
-                found = self._games.get(key)
-            if found is None:
-                if lines is None:
+        key = (record.id, record.actions, record.updated)
+        found = self._kept(key)
+        if found is None:
+            with RENDERING:
+                found = self._kept(key)          # rendered while this one waited
+                if found is None:
                     with session.lock:
+                        record = session.store.game(game_id)     # the lines and their record: one version
                         lines = session.store.lines(game_id)
-                found = Rendered(lines)         # outside every lock but this game's own
-                with self._lock:
-                    self._games[key] = found
-                    while len(self._games) > self.keep:
-                        self._games.popitem(last=False)
-            with self._lock:
-                self._filling.pop(key, None)
+                    key = (record.id, record.actions, record.updated)
+                    found = Rendered(lines)
+                    with self._lock:
+                        self._games[key] = found
+                        while len(self._games) > self.keep:
+                            self._games.popitem(last=False)
         return record, found, current
+
+    def _kept(self, key):
+        with self._lock:
+            found = self._games.get(key)
+            if found is not None:
+                self._games.move_to_end(key)
+            return found
 
 
 def _rendered(game_id: int):
@@ -284,9 +309,7 @@ def export_jsonl(game_id: int):
     full = _full_export()
     if not full:
         record, rendered, _current = _rendered(game_id)
-        if isinstance(rendered.public_export, ActionError):
-            raise rendered.public_export
-        return _download(rendered.public_export, "application/x-ndjson",
+        return _download(rendered.public_export(), "application/x-ndjson",
                          f"game-{game_id:06d}-{record.game}.jsonl", redacted=True)
     record = _record(game_id)
     session = companion().session
@@ -307,7 +330,7 @@ def export_jsonl(game_id: int):
 def export_csv(game_id: int):
     record, rendered, _current = _rendered(game_id)
     # A byte-order mark so that spreadsheets read the names' accents as UTF-8.
-    body = "\ufeff" + rendered.csv[request_language()]
+    body = "\ufeff" + rendered.csv(request_language())
     return _download(body, "text/csv", f"game-{game_id:06d}-{record.game}.csv")
 
 
