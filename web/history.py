@@ -92,19 +92,19 @@ class Rendered:
         self.lines = lines
         steps, self.broken_at = steps_of(lines)
         self.state = steps[-1]["state"] if steps else None
-        self.steps = [json.dumps(step, ensure_ascii=False, separators=(",", ":")) for step in steps]
+        self.steps = [_encode(step) for step in steps]
         self._kept: dict = {}
 
-    def page(self, start: int) -> tuple[list[dict], int]:
-        """The steps from index ``start``: at most HISTORY_PAGE_STEPS of them and
-        about PAGE_BYTES; returns them and the index of the next page's first."""
+    def page(self, start: int) -> tuple[list[str], int]:
+        """The steps from index ``start``, encoded: at most HISTORY_PAGE_STEPS of
+        them and about PAGE_BYTES; returns them and the index of the next page's first."""
         end, size = start, 0
         while end < len(self.steps) and end - start < HISTORY_PAGE_STEPS:
             size += len(self.steps[end])
             if size > PAGE_BYTES and end > start:
                 break
             end += 1
-        return [json.loads(text) for text in self.steps[start:end]], end
+        return self.steps[start:end], end
 
     def kept(self, name: str, work):
         """``work()`` once for this version of the game (one at a time, as
@@ -160,6 +160,7 @@ class RenderedGames:
                         lines = session.store.lines(game_id)
                     key = (record.id, record.actions, record.updated)
                     found = Rendered(lines)
+                    _give_back_memory()
                     with self._lock:
                         self._games[key] = found
                         while len(self._games) > self.keep:
@@ -172,6 +173,25 @@ class RenderedGames:
             if found is not None:
                 self._games.move_to_end(key)
             return found
+
+
+def _give_back_memory() -> None:
+    """Return the memory a rendering used to the system at once (glibc keeps
+    freed blocks in each thread's arena otherwise: the box's resident memory
+    would creep up to the sum of every thread's peak)."""
+    try:
+        _LIBC.malloc_trim(0)
+    except (AttributeError, OSError):     # not glibc: nothing to do
+        pass
+
+
+try:
+    import ctypes
+    import ctypes.util
+
+    _LIBC = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+except OSError:             # pragma: no cover  (no C library to load)
+    _LIBC = None
 
 
 def _rendered(game_id: int):
@@ -249,7 +269,17 @@ def history_list():
 
 @bp.get("/api/history/<int:game_id>")
 def history_game(game_id: int):
-    return _no_store(jsonify(_detail(game_id, request_language(), _start())))
+    detail = _detail(game_id, request_language(), _start())
+    # The steps are kept encoded: spliced in as they are, never decoded and
+    # encoded again (the same JSON as jsonify's: compact, keys in order).
+    body = "".join(['{"record":', _encode(detail["record"]), ',"state":', _encode(detail["state"]),
+                    ',"steps":[', ",".join(detail["steps"]), '],"broken_at":', _encode(detail["broken_at"]),
+                    ',"page":', _encode(detail["page"]), "}"])
+    return _no_store(Response(body, mimetype="application/json"))
+
+
+def _encode(value) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _start() -> int:
@@ -261,9 +291,9 @@ def _start() -> int:
 
 
 def _detail(game_id: int, language: str, start: int = 0) -> dict:
-    """A stored game's record, final state and one page of its public steps
-    (docs/api.md: the first page has the shape a whole game had before
-    paging; ``page.next`` is the address of the next one, or null)."""
+    """A stored game's record, final state and one page of its public steps,
+    encoded (docs/api.md: the first page has the shape a whole game had
+    before paging; ``page.next`` is the address of the next one, or null)."""
     record, rendered, current = _rendered(game_id)
     total = len(rendered.steps)
     if start and start >= total:
@@ -480,6 +510,7 @@ def history_page():
 @bp.get("/history/<int:game_id>")
 def history_game_page(game_id: int):
     detail = _detail(game_id, request_language())
+    detail["steps"] = [json.loads(step) for step in detail["steps"]]
     return _page("history_game.html", "history-game", boot={"detail": detail},
                  detail=detail, record=detail["record"], state=detail["state"])
 
