@@ -82,6 +82,12 @@ def test_a_superscript_digit_as_the_mirror_scale_is_a_400_not_a_500(session, moc
         box.close()
 
 
+def test_a_superscript_digit_as_a_fight_coin_is_a_400_not_a_500(client):
+    assert post(client, {"type": "new_game", "game": "fight", "players": ["Ann", "Ben"]}).status_code == 200
+    r = client.get("/api/fight/changes?play=²")
+    assert r.status_code == 400 and "'play'" in r.json["error"]
+
+
 @pytest.mark.parametrize("body, words", [
     (b'{"type": "add", "seat": 0, "points": NaN}', ["NaN", "not numbers"]),
     (b'{"type": "add", "seat": 0, "points": -Infinity}', ["-Infinity", "not numbers"]),
