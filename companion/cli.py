@@ -22,7 +22,7 @@ from pathlib import Path
 from . import config as cfg
 from .errors import CompanionError
 from .i18n import _, set_language, translate_error
-from .limits import MAX_IMPORT_BYTES, MAX_IMPORT_LINES
+from .limits import MAX_IMPORT_BYTES, MAX_IMPORT_LINES, MAX_STORED_INT
 from .text import visible
 from .timeline import ReplayError, replay
 
@@ -118,9 +118,11 @@ def cmd_export(args) -> int:
         record = store.latest_unfinished() or (store.games() or [None])[0]
     else:
         try:
-            record = store.game(int(args.game))
+            number = int(args.game)
         except ValueError:
-            record = None
+            number = None
+        # A number beyond what SQLite holds names no stored game either.
+        record = store.game(number) if number is not None and abs(number) <= MAX_STORED_INT else None
     if record is None:
         print(_("companion: no stored game '{game}' (see 'companion games')", game=args.game), file=sys.stderr)
         return 1

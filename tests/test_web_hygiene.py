@@ -183,6 +183,12 @@ def test_the_command_line_never_prints_a_stored_control_character(tmp_path, comp
     assert replayed.returncode == 0 and json.loads(replayed.stdout)["players"] == names
 
 
+def test_companion_export_of_a_number_too_large_for_the_store_says_there_is_no_such_game(tmp_path, companion_cmd):
+    result = run_cli(companion_cmd, "export", "99999999999999999999999", data=tmp_path)
+    assert result.returncode == 1 and b"Traceback" not in result.stderr
+    assert b"no stored game '99999999999999999999999'" in result.stderr
+
+
 def test_companion_import_of_dev_zero_ends_quickly_with_a_clear_message(tmp_path, companion_cmd):
     started = time.monotonic()
     result = run_cli(companion_cmd, "import", "/dev/zero", data=tmp_path, timeout=60)
