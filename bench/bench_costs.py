@@ -112,7 +112,7 @@ def store_games(data: str, lines: int) -> None:
 class Poster:
     """A phone entering actions: one POST every ``every`` seconds, timed."""
 
-    def __init__(self, port: int, every: float = 0.05):
+    def __init__(self, port: int, every: float = 0.025):
         self.port, self.every = port, every
         self.conn = connect(port)
         status, _ = request(self.conn, "POST", "/api/actions",
