@@ -22,6 +22,7 @@ from typing import Callable
 from . import timeline as tl
 from .errors import ActionError, IllegalActionError, StoreError
 from .i18n import N_
+from .limits import MAX_GAME_LINES
 from .store import Store, dump_action
 
 log = logging.getLogger("companion.session")
@@ -136,6 +137,7 @@ class TableSession:
         with self.lock:
             if isinstance(action, dict) and action.get("type") == "new_game":
                 return self._new_game(action)
+            self._refuse_beyond_largest_game()
             pending = self.timeline.check(action)
             seq = len(self.timeline.log) + 1
             nxt_finished, winner = self._outcome_after(pending)
@@ -147,6 +149,15 @@ class TableSession:
             secret = bool(pending.step and pending.step.secret)
             seat = action.get("seat") if isinstance(action.get("seat"), int) else None
             return self._announce(kind, action.get("type"), secret, seat)
+
+    def _refuse_beyond_largest_game(self) -> None:
+        """Refuse any line after the largest game the box stores
+        (:data:`companion.limits.MAX_GAME_LINES`): every route that reads a
+        stored game then answers within a bounded time.  An ``undo`` is a
+        line too; a new game is always possible."""
+        if len(self.timeline.log) >= MAX_GAME_LINES:
+            raise IllegalActionError(N_("this game has reached the largest size the box stores "
+                                        "({n} lines): start a new game"), n=MAX_GAME_LINES)
 
     def _outcome_after(self, pending: tl.Pending):
         """(finished, winner) of the state the pending step leads to."""

@@ -11,12 +11,13 @@ import json
 import logging
 import threading
 
-from flask import Flask, current_app
+from flask import Flask, current_app, request
 
-from companion.i18n import gettext
+from companion.i18n import N_, gettext
 
 from . import errors
 from .auth import PinGuard, SeatTokens
+from .hosts import HostCheck
 from .streams import Hub, StreamSlots, sse_event
 
 log = logging.getLogger("companion.web")
@@ -33,6 +34,7 @@ class Companion:
         self.guard = PinGuard(self.pin, tries=int(config.get("pin_tries", 5)),
                               block_s=float(config.get("pin_block_s", 5.0)))
         self.seats = SeatTokens(session)
+        self.hosts = HostCheck(config)
         self.slots = StreamSlots(int(config.get("max_streams") or 100))
         keepalive = float(config.get("keepalive_s", 15.0))
         self.events = Hub(self.slots, self._table_snapshot, lock=session.lock, keepalive=keepalive)
@@ -137,6 +139,8 @@ def create_app(session, *, box=None, config: dict, pin: str) -> Flask:
     from . import api, dev, game_api, history, pages, seats
 
     app = Flask("web")
+    # Before any route is added: every <int:...> is a number the store can hold.
+    app.url_map.converters["int"] = errors.StoredInt
     app.config["MAX_CONTENT_LENGTH"] = int(config.get("max_body") or MAX_BODY)
     app.config["JSON_AS_ASCII"] = False
     app.json.sort_keys = False          # keep the replay contract's key order
@@ -144,6 +148,7 @@ def create_app(session, *, box=None, config: dict, pin: str) -> Flask:
     app.json.compact = True
     app.extensions["companion"] = Companion(session, box, config, pin)
     errors.register(app)
+    app.before_request(_refuse_foreign_host)
     app.register_blueprint(api.bp)
     app.register_blueprint(seats.bp)
     app.register_blueprint(dev.bp)
@@ -151,3 +156,12 @@ def create_app(session, *, box=None, config: dict, pin: str) -> Flask:
     app.register_blueprint(history.bp)
     app.register_blueprint(game_api.bp)
     return app
+
+
+def _refuse_foreign_host():
+    """Answer only to the box's own names (web/hosts.py: DNS rebinding).
+    Runs before routing, so no route's work is done for a foreign name."""
+    host = request.environ.get("HTTP_HOST")
+    if not companion().hosts.allows(host):
+        raise errors.ApiError(400, N_("this box does not answer to the name '{host}': "
+                                      "open it by its address or its .local name"), host=host[:80])

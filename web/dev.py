@@ -88,7 +88,7 @@ def oled():
     c = companion()
     box = _box(c)
     scale = request.args.get("scale", "4")
-    if not scale.isdigit() or not 1 <= int(scale) <= 8:
+    if not (scale.isascii() and scale.isdigit()) or not 1 <= int(scale) <= 8:   # "²".isdigit()
         raise ApiError(400, N_("'scale' must be a whole number from 1 to 8"))
     png = box.frame_png(scale=int(scale))
     return Response(png, mimetype="image/png", headers={"Cache-Control": "no-store"})

@@ -27,11 +27,13 @@ from pathlib import Path
 from waitress.channel import HTTPChannel
 
 from companion import config as cfg
+from companion.limits import MAX_IMPORT_BYTES
 from companion.i18n import set_language
 
 from . import sdnotify
 from .app import create_app
 from .auth import new_pin
+from .errors import JsonErrorTask
 from .mdns import start_mdns
 
 log = logging.getLogger("companion.web")
@@ -40,6 +42,8 @@ log = logging.getLogger("companion.web")
 class CompanionChannel(HTTPChannel):
     """waitress's HTTP channel, plus callbacks run when the client hangs up
     (see :func:`web.streams.watch_disconnect`)."""
+
+    error_task_class = JsonErrorTask       # waitress's own refusals in the API's JSON too
 
     def __init__(self, *args, **kwargs):
         self.disconnect_callbacks: list = []
@@ -72,9 +76,10 @@ def waitress_settings(config: dict) -> dict:
         "asyncore_use_poll": True,          # no 1024-descriptor limit of select()
         "ident": "companion",
         "expose_tracebacks": False,
-        # Refuse a huge declared body before buffering it (to the SD card);
-        # bodies over the app's 16 KiB cap get the app's JSON 413.
-        "max_request_body_size": 1024 * 1024,
+        # Refuse a huge declared body before buffering it (to the SD card).
+        # Just above the largest import, so that the app's own limits (16 KiB
+        # for an action, MAX_IMPORT_BYTES for a log) answer first.
+        "max_request_body_size": MAX_IMPORT_BYTES + 64 * 1024,
         # never send_bytes: the default (1) flushes every event at once
     }
 
