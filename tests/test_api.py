@@ -491,7 +491,7 @@ def test_dev_page_shows_screen_buttons_qr_url_and_pin(mock_box):
     r = client.get("/dev")
     assert r.status_code == 200
     page = r.get_data(as_text=True)
-    for text in ('src="/oled.png"', 'data-name="back"', "http://192.168.1.20:8000/", PIN, "<svg", 'EventSource("/dev/frames")'):
+    for text in ('src="/dev/oled.png"', 'data-name="back"', "http://192.168.1.20:8000/", PIN, "<svg", 'EventSource("/dev/frames")'):
         assert text in page
     assert "setInterval" not in page and "setTimeout" not in page      # frames are pushed, not polled
 

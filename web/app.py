@@ -36,12 +36,17 @@ class Companion:
         self.slots = StreamSlots(int(config.get("max_streams") or 100))
         keepalive = float(config.get("keepalive_s", 15.0))
         self.events = Hub(self.slots, self._table_snapshot, lock=session.lock, keepalive=keepalive)
+        # Two frame streams: ``frames`` announces the public mirror's changes
+        # only (its timing must not follow a cursor over a secret);
+        # ``dev_frames`` every frame of the panel, for the mock box's /dev page.
         self.frames = Hub(self.slots, self._frame_snapshot, keepalive=keepalive)
+        self.dev_frames = Hub(self.slots, self._dev_frame_snapshot, keepalive=keepalive)
         self._last_seats: str | None = None
         self._last_notices = json.dumps(self.public_notices(), sort_keys=True)
         self._unsubscribe = [session.subscribe(self._on_change)]
         if box is not None and hasattr(box, "subscribe_frames"):
-            self._unsubscribe.append(box.subscribe_frames(self._on_frame))
+            self._unsubscribe.append(box.subscribe_frames(self._on_frame, mirror=True))
+            self._unsubscribe.append(box.subscribe_frames(self._on_dev_frame))
 
     # -- what is public ----------------------------------------------------
     def public_seats(self) -> dict:
@@ -107,11 +112,18 @@ class Companion:
         threading.Thread(target=drop, name="companion-claims", daemon=True).start()
 
     def _frame_snapshot(self):
-        version = int(getattr(self.box, "frame_version", 0) or 0)
+        version = int(getattr(self.box, "mirror_version", 0) or 0)
         return [(0, sse_event("frame", {"version": version}, version))]
 
     def _on_frame(self, version) -> None:
         self.frames.publish([(0, sse_event("frame", {"version": version}, version))])
+
+    def _dev_frame_snapshot(self):
+        version = int(getattr(self.box, "frame_version", 0) or 0)
+        return [(0, sse_event("frame", {"version": version}, version))]
+
+    def _on_dev_frame(self, version) -> None:
+        self.dev_frames.publish([(0, sse_event("frame", {"version": version}, version))])
 
     # -- shutdown -------------------------------------------------------------
     def close(self) -> None:
@@ -124,6 +136,7 @@ class Companion:
         self._unsubscribe = []
         self.events.close()
         self.frames.close()
+        self.dev_frames.close()
 
 
 def companion() -> Companion:

@@ -215,6 +215,38 @@ class App:
                 fn()
 
     # -- the frame ---------------------------------------------------------------
+    def is_private(self) -> bool:
+        """Whether the screen up now must stay off the web mirror: a seat
+        choosing a secret (or being handed the box for one), or the PIN
+        (the idle screen, the QR screen, a new PIN)."""
+        if self.notices:
+            return False
+        if self.layers:
+            return bool(getattr(self.layers[-1], "private", False))
+        if self.controller is not None:
+            return self.controller.is_private()
+        return self.join is not None
+
+    def draw_public(self, c: Canvas) -> None:
+        """The frame for the web mirror while :meth:`is_private`: drawn on a
+        canvas marked ``mirror``, from public facts only (no cursor, no
+        value being chosen, no PIN), so it is the same whatever the secrets
+        and the PIN are."""
+        c.mirror = True
+        if self.notices:
+            self._draw_notice(c)
+        elif self.layers:
+            self.layers[-1].draw(c)             # a private layer hides its PIN on a mirror canvas
+        elif self.controller is not None:
+            if self.controller.is_private():
+                self.controller.public_frame(c, self.public)
+                return                          # a message over a pick is the picker's alone
+            self.controller.draw(c, self.public)
+        else:
+            self._draw_idle(c)
+        if self.toast:
+            c.panel(self.toast)
+
     def draw(self, c: Canvas) -> None:
         if self.notices:
             self._draw_notice(c)
@@ -237,7 +269,7 @@ class App:
         c.center(4, _("Game companion"), d.TITLE)
         c.hline(8, d.WIDTH - 9, 22)
         c.center(27, _("OK: menu · new game"), d.BODY)
-        if self.join is not None:
+        if self.join is not None and not getattr(c, "mirror", False):
             c.center(45, _("Phones: PIN {pin}", pin=self.join[1]), d.SMALL)
 
 

@@ -46,7 +46,11 @@ LANGUAGE_NAMES = {"en": "English", "fr": "Français"}
 
 
 class Layer:
-    """A screen over the game: gets every button, draws the whole frame."""
+    """A screen over the game: gets every button, draws the whole frame.
+    ``private`` layers show the PIN: the web mirror draws them on a canvas
+    marked ``mirror``, where they leave the PIN out."""
+
+    private = False
 
     def __init__(self, app):
         self.app = app
@@ -309,7 +313,10 @@ class UndoConfirm(Layer):
 
 
 class JoinScreen(Layer):
-    """The table's address as a QR code (2 px per module) and the PIN."""
+    """The table's address as a QR code (2 px per module) and the PIN
+    (left out on the web mirror: the PIN is for the people at the table)."""
+
+    private = True
 
     def key(self, name: str) -> None:
         if name in ("ok", "back"):
@@ -332,7 +339,8 @@ class JoinScreen(Layer):
             c.text_fit(0, 52, url, d.WIDTH, d.SMALL)
         c.text(x, 2, _("Join:"), d.SMALL)
         c.text(x, 14, _("PIN"), d.SMALL)
-        c.text(x, 25, str(pin), d.largest_fitting(str(pin), d.WIDTH - x, (d.BIG, d.TITLE, d.STRONG, d.SMALL)))
+        if not getattr(c, "mirror", False):
+            c.text(x, 25, str(pin), d.largest_fitting(str(pin), d.WIDTH - x, (d.BIG, d.TITLE, d.STRONG, d.SMALL)))
         if code is not None:
             host = url.split("//", 1)[-1].rstrip("/")
             lines = d.wrap(host.replace(":", " :").replace("/", " /"), d.SMALL, d.WIDTH - x)
