@@ -195,6 +195,17 @@ class Box:
                 callbacks.remove(callback)
         return unsubscribe
 
+    def subscribe_pin(self, callback):
+        """``callback(pin)`` when a new PIN is drawn from the box's menu (on
+        the box's thread: be quick); returns the unsubscribe function."""
+        callbacks = self.app.pin_callbacks
+        callbacks.append(callback)
+
+        def unsubscribe():
+            if callback in callbacks:
+                callbacks.remove(callback)
+        return unsubscribe
+
     def show_join(self, url: str, pin: str) -> None:
         """What the join screen shows: the table's URL (as a QR code) and PIN."""
         self._post(("join", str(url), str(pin)))

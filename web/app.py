@@ -13,7 +13,7 @@ import threading
 
 from flask import Flask, current_app
 
-from companion.i18n import gettext
+from companion.i18n import N_, gettext
 
 from . import errors
 from .auth import PinGuard, SeatTokens
@@ -22,6 +22,7 @@ from .streams import Hub, StreamSlots, sse_event
 log = logging.getLogger("companion.web")
 
 MAX_BODY = 16 * 1024        # one action is a few hundred bytes
+GUESSING = N_("Someone is guessing the table PIN ({n} wrong PINs). Menu \u25b8 New PIN draws another one.")
 
 
 class Companion:
@@ -31,7 +32,10 @@ class Companion:
         self.session, self.box, self.config, self.pin = session, box, config, str(pin)
         self.mock = bool(config.get("mock"))
         self.guard = PinGuard(self.pin, tries=int(config.get("pin_tries", 5)),
-                              block_s=float(config.get("pin_block_s", 5.0)))
+                              block_s=float(config.get("pin_block_s", 5.0)),
+                              table_burst=int(config.get("pin_table_burst", 20)),
+                              table_refill_s=float(config.get("pin_table_refill_s", 60.0)),
+                              alarm=self._someone_is_guessing)
         self.seats = SeatTokens(session)
         self.slots = StreamSlots(int(config.get("max_streams") or 100))
         keepalive = float(config.get("keepalive_s", 15.0))
@@ -44,6 +48,8 @@ class Companion:
         self._last_seats: str | None = None
         self._last_notices = json.dumps(self.public_notices(), sort_keys=True)
         self._unsubscribe = [session.subscribe(self._on_change)]
+        if box is not None and hasattr(box, "subscribe_pin"):
+            self._unsubscribe.append(box.subscribe_pin(self.set_pin))
         if box is not None and hasattr(box, "subscribe_frames"):
             self._unsubscribe.append(box.subscribe_frames(self._on_frame, mirror=True))
             self._unsubscribe.append(box.subscribe_frames(self._on_dev_frame))
@@ -63,6 +69,20 @@ class Companion:
             notices = list(self.session.table.notices)
         language = language or self.config.get("language")
         return {"notices": [gettext(template, language, **(params or {})) for template, params in notices]}
+
+    def set_pin(self, pin: str) -> None:
+        """A new table PIN (drawn on the box's menu): the old one stops
+        working at once; seat tokens go on working."""
+        self.pin = str(pin)
+        self.guard.set_pin(self.pin)
+
+    def _someone_is_guessing(self, wrong: int) -> None:
+        """The guard saw many wrong PINs: tell the table (OLED and phones),
+        one notice, updated with the count."""
+        def note(table):
+            table.notices[:] = [n for n in table.notices if n[0] != GUESSING]
+            table.notices.append((GUESSING, {"n": wrong}))
+        self.session.update_table(note)
 
     def join_url(self, fallback: str) -> str:
         return self.config.get("url") or fallback
