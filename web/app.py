@@ -35,6 +35,7 @@ class Companion:
                               block_s=float(config.get("pin_block_s", 5.0)),
                               table_burst=int(config.get("pin_table_burst", 20)),
                               table_refill_s=float(config.get("pin_table_refill_s", 60.0)),
+                              alarm_after=int(config.get("pin_alarm_after", 10)),
                               alarm=self._someone_is_guessing)
         self.seats = SeatTokens(session)
         self.slots = StreamSlots(int(config.get("max_streams") or 100))
