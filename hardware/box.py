@@ -383,21 +383,24 @@ class Box:
         canvas = Canvas()
         self.app.draw(canvas)
         data = canvas.image.tobytes()
+        self.render_times.append(time.perf_counter() - started)
+        self.outputs.show_locked(self.app.locked_seats())
+        if data != self._last_bytes or canvas.private != self.frame.private:
+            self._last_bytes = data
+            self.frame = Frame(self.frame.version + 1, canvas.image, tuple(canvas.texts), canvas.private)
+            self.screen.show(canvas.image)
+            self._announce(self._frame_callbacks, self.frame.version)
+        self._render_mirror(canvas)
+
+    def _render_mirror(self, canvas: Canvas) -> None:
+        """The mirror's frame, after the panel's (the panel waits for nothing)."""
         mirror = canvas
         if self.app.is_private():
             mirror = Canvas()
             self.app.draw_public(mirror)
-        self.render_times.append(time.perf_counter() - started)
-        self.outputs.show_locked(self.app.locked_seats())
         if mirror.image.tobytes() != self.mirror.image.tobytes():
             self.mirror = Frame(self.mirror.version + 1, mirror.image, tuple(mirror.texts))
             self._announce(self._mirror_callbacks, self.mirror.version)
-        if data == self._last_bytes and canvas.private == self.frame.private:
-            return
-        self._last_bytes = data
-        self.frame = Frame(self.frame.version + 1, canvas.image, tuple(canvas.texts), canvas.private)
-        self.screen.show(canvas.image)
-        self._announce(self._frame_callbacks, self.frame.version)
 
     @staticmethod
     def _announce(callbacks, version: int) -> None:
