@@ -363,7 +363,7 @@ class NewPinConfirm(Layer):
 
     def draw(self, c: Canvas) -> None:
         c.header(_("New PIN"))
-        text = _("The old PIN stops working; phones keep their seats.")
+        text = _("Old PIN stops working; seats stay.")
         for i, line in enumerate(d.wrap(text, d.SMALL, d.WIDTH - 2)[:2]):
             c.center(14 + i * 11, line, d.SMALL)
         c.center(37, _("OK: new PIN"), d.STRONG)
