@@ -119,7 +119,8 @@ class Companion:
             self._drop_claims_beyond(len(change.state.get("players") or ()))
 
     def _drop_claims_beyond(self, seats: int) -> None:
-        """A new game keeps the claims of the seats it still has.  The change
+        """Claims a new game kept on purpose (``keep_claims``; without it the
+        session ended them all) go for the seats it does not have.  The change
         is made after the current announcement ends (never nested in it), so
         every stream sees the new game first and the claims change next."""
         if not any(seat >= seats for seat in self.session.table.claims):
