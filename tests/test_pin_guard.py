@@ -87,6 +87,26 @@ def test_the_tables_phones_are_not_locked_out_while_a_guesser_is_throttled():
     assert attempt(guard, "2222", "phone") == 200
 
 
+def test_the_alarm_is_for_guessing_not_for_a_typo_now_and_then():
+    clock, alarms = Clock(), []
+    guard = PinGuard("7391", table_burst=20, table_refill_s=60.0, alarm_after=10, clock=clock, alarm=alarms.append)
+    for n in range(30):                                    # one typo every two minutes all evening
+        assert attempt(guard, "0000", f"phone {n % 4}") == 403
+        clock.now += 120
+    assert alarms == []
+    for n in range(9):
+        attempt(guard, f"{n:04d}", f"10.0.0.{n}")
+    assert alarms == []
+    attempt(guard, "0009", "10.0.0.9")                     # ten in a row
+    assert alarms == [40]
+    for n in range(10):
+        attempt(guard, f"{n:04d}", f"10.0.2.{n}")
+    assert alarms == [40], "at most one alarm every 10 minutes"
+    clock.now += 600
+    attempt(guard, "1234", "10.0.1.1")
+    assert alarms == [40, 51]
+
+
 def test_wrong_tokens_do_not_drain_the_tables_pin_bucket():
     guard = PinGuard("7391", table_burst=2, table_refill_s=60.0, clock=Clock())
     for n in range(30):

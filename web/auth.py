@@ -73,7 +73,7 @@ class PinGuard:
         self.table_refill_s = max(0.001, float(table_refill_s))
         self.alarm_after = max(1, int(alarm_after))
         self.alarm_every_s = alarm_every_s
-        self.alarm = alarm                          # alarm(wrong_pins): someone is guessing
+        self.alarm = alarm                          # alarm(wrong_pins): someone is guessing (see miss)
         self.clock = clock
         self.max_clients = max_clients
         self._lock = threading.Lock()
@@ -157,8 +157,10 @@ class PinGuard:
                 self._refill(now)
                 self._bucket = max(0.0, self._bucket - 1)
                 self.wrong_pins += 1
-                last_count, last_at = self._alarmed
-                if self.wrong_pins - last_count >= self.alarm_after and (
+                # 10 wrong PINs faster than the bucket refills: guessing, not
+                # a typo now and then over an evening.
+                _last_count, last_at = self._alarmed
+                if self._bucket < self.table_burst - self.alarm_after + 1 and (
                         last_at is None or now - last_at >= self.alarm_every_s):
                     self._alarmed = (self.wrong_pins, now)
                     alarm = self.wrong_pins
