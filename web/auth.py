@@ -23,7 +23,7 @@ Addresses that did show the right PIN (the table's phones) are still
 compared, so the table keeps working while a guesser is throttled; seat
 tokens are never throttled table-wide (192 random bits cannot be guessed).
 With the defaults (20, 60 s) finding a random 4-digit PIN takes about 83
-hours on average (see docs/security-box.md), and the box is told when
+hours on average (see docs/security.md), and the box is told when
 someone guesses (``alarm``) so the table can draw a new PIN from its menu.
 """
 
