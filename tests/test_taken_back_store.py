@@ -191,3 +191,22 @@ def test_a_pair_the_tidying_missed_is_dropped_when_the_game_is_resumed(tmp_path)
     session.submit({"type": "bid", "seat": 1, "card": 3})     # line numbers agree with the store
     assert [json.loads(line) for line in session.store.lines(gid)][2] == {"type": "bid", "seat": 1, "card": 3}
     session.store.close()
+
+
+def test_the_current_history_follows_a_take_back(tmp_path):
+    # The log is as long after the take-back as it was two actions before:
+    # the page's cache must not answer with that older history.
+    session = TableSession(Store(tmp_path))
+    app = make_app(session)
+    client = app.test_client()
+    for action in ({"type": "new_game", "game": "scoreboard", "players": ["Ann", "Ben"]},
+                   {"type": "secret", "seat": 0, "value": 4242}, {"type": "add", "seat": 1, "points": 3}):
+        session.submit(action)
+    assert len(client.get("/api/history/current").json["steps"]) == 3
+    session.submit({"type": "undo"})
+    session.submit({"type": "undo"})
+    body = client.get("/api/history/current")
+    assert b"4242" not in body.data
+    assert [s["action"]["type"] for s in body.json["steps"]] == ["new_game"]
+    app.extensions["companion"].close()
+    session.store.close()
