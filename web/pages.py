@@ -144,6 +144,7 @@ JS_TEXTS = [
     N_("Name the colour, then every hand sum and both sides of the row."),
     N_("{name} takes {color}: {points}"), N_("(doubled if played)"),
     N_("Heaven equals hell: nobody scores {color}."), N_("Score {color}"),
+    N_("{color} has secret double decisions: it must score positive (undo them first)."),
     N_("No card placed this round."), N_("The play of this round has ended: score its colours."),
     N_("This round is being scored: no more cards are placed."), N_("{name} places a card"),
     N_("Place it"), N_("Rows, card by card (optional)"),
