@@ -158,7 +158,10 @@ class Timeline:
     def _note_reveals(self, new_state) -> None:
         """Mark as revealed the entries whose hidden keys ``new_state`` no
         longer holds (any way out of ``hidden`` but an undo is a reveal)."""
-        gone = self.state.hidden.keys() - new_state.hidden.keys()
+        hidden = self.state.hidden
+        if not hidden:              # the common case: nothing to reveal, nothing to compute
+            return
+        gone = hidden.keys() - new_state.hidden.keys()
         for key in gone:
             for step in reversed(self.steps):     # the latest entry that set the key
                 if key in step.adds:
