@@ -87,7 +87,11 @@ class TableSession:
             elif len(timeline.log) != len(lines):
                 # A pair taken back that the store still held (its tidying
                 # failed): store the public log, so line numbers agree.
-                self.store.rewrite(record.id, [dump_action(a) for a in timeline.log])
+                try:
+                    self.store.rewrite(record.id, [dump_action(a) for a in timeline.log])
+                except StoreError as exc:
+                    log.error("could not tidy game %s: %s", record.id, exc)
+                    self._fork(record)
 
     def _fork(self, record) -> None:
         """Go on from the part of a game that replays, as a new stored game.
