@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from test_web_support import SSEClient, http, make_app, make_session, running_server, wait_until
+from test_web_support import SSEClient, http, make_app, make_session, pin_headers, running_server, wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -30,6 +30,7 @@ if str(ROOT) not in sys.path:
 from bench import bench_starve  # noqa: E402
 
 BOUND_S = 1.0                   # the acceptance bound: every answer under attack
+SCOREBOARD = {"type": "new_game", "game": "scoreboard", "players": ["Ann", "Ben", "Chloé"]}
 
 
 def test_three_hundred_hostile_connections_do_not_starve_a_phone_or_the_buttons():
@@ -168,3 +169,34 @@ def test_the_phone_is_a_real_other_address(tmp_path):
         assert bench_starve.phone_request(server.port, "GET", "/api/state")[0] == 200
         assert seen == [bench_starve.PHONE_ADDRESS]
     app.extensions["companion"].close()
+
+
+def test_a_stream_nobody_reads_is_closed_and_frees_its_thread(tmp_path, monkeypatch):
+    import web.serve
+
+    monkeypatch.setattr(web.serve, "STALLED_S", 1.0)
+    # Small kernel buffers on the server's side too (a Wi-Fi path, not
+    # loopback's megabytes), so a few hundred events fill them.
+    monkeypatch.setattr(web.serve.GuardedListener, "set_socket_options",
+                        lambda self, conn: conn.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096))
+    session = make_session(tmp_path)
+    app = make_app(session, keepalive_s=30.0)
+    c = app.extensions["companion"]
+    with running_server(app) as server:
+        assert http(server.port, "POST", "/api/actions", SCOREBOARD, pin_headers())[0] == 200
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)     # a phone that froze
+        sock.connect(("127.0.0.1", server.port))
+        sock.sendall(f"GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n\r\n".encode())
+        assert wait_until(lambda: c.slots.open == 1, timeout=2)
+        for k in range(2000):                   # news it never reads, until the buffers are full
+            assert http(server.port, "POST", "/api/actions", {"type": "add", "seat": k % 3, "points": 1},
+                        pin_headers())[0] == 200
+            channels = list(server._listeners[0].active_channels.values())
+            if any(ch.requests and ch.total_outbufs_len > 16384 for ch in channels):
+                break
+        else:
+            raise AssertionError("the unread stream never backed up")
+        assert wait_until(lambda: c.slots.open == 0, timeout=5), "the unread stream kept its thread"
+        sock.close()
+    c.close()

@@ -91,7 +91,7 @@ class CompanionChannel(HTTPChannel):
         super().handle_close()
         self._told_gone()
 
-    # -- deadlines (checked each second by GuardedListener.maintenance) ---------
+    # -- deadlines (checked each second by GuardedListener.sweep) --------------
     partial = None              # the request being received (waitress's parser)
     partial_since = 0.0         # monotonic time of its first byte
     ceiling = None              # the AddressCeiling this connection counts in
@@ -219,15 +219,20 @@ class GuardedListener(TcpWSGIServer):
                 continue
             channel.ceiling, channel.address_key = self.ceiling, key
 
-    def maintenance(self, now):
-        super().maintenance(now)            # waitress: idle connections past channel_timeout
-        clock = time.monotonic()
+    def sweep(self, now: float) -> None:
+        """Close every connection past a deadline (see
+        :meth:`CompanionChannel.overdue`).  Called by :class:`Server` between
+        turns of the network loop, never from inside one: closing a socket
+        while waitress builds its poll list would let a new connection reuse
+        its descriptor and be handed the old one's poll result."""
         for channel in list(self.active_channels.values()):
-            why = channel.overdue(clock) if isinstance(channel, CompanionChannel) else None
-            if why and not channel.will_close:
+            why = channel.overdue(now) if isinstance(channel, CompanionChannel) else None
+            if why:
                 self.ceiling.count(why)
-                channel.will_close = True   # the network loop closes it on its next turn
-        self.ceiling.log_tally(clock)
+                # Closed now: will_close would wait for the socket to be
+                # writable, which a socket nobody reads never is.
+                channel.handle_close()
+        self.ceiling.log_tally(now)
 
 
 def waitress_settings(config: dict) -> dict:
@@ -238,7 +243,7 @@ def waitress_settings(config: dict) -> dict:
         "channel_request_lookahead": 1,     # see a hung-up client while its stream runs
         "connection_limit": 2 * streams + 50,
         "channel_timeout": 30,              # an idle keep-alive connection, in seconds
-        "cleanup_interval": 1,              # check the deadlines every second
+        "cleanup_interval": 5,              # waitress's sweep of idle connections
         # A response waits in memory up to this much for a slow reader; past
         # it the worker waits (an unread event stream costs 256 KiB, not 16 MB).
         "outbuf_high_watermark": 256 * 1024,
@@ -296,7 +301,7 @@ class Server:
 
                 wasyncore.close_all(self._map)
                 raise
-            self.port = self._listeners[0].effective_port
+            self.port = int(self._listeners[0].effective_port)
 
     def _beat(self) -> None:
         self.heartbeat = time.monotonic()
@@ -312,10 +317,16 @@ class Server:
             else:
                 from waitress import wasyncore
 
+                next_sweep = 0.0
                 while not self._stopping.is_set():
                     # One poll (at most 1 s, waitress's own loop timeout) per turn.
                     wasyncore.loop(timeout=1.0, map=self._map, use_poll=True, count=1)
                     self._beat()
+                    now = time.monotonic()
+                    if now >= next_sweep:       # the deadlines, once a second
+                        next_sweep = now + 1.0
+                        for listener in self._listeners:
+                            listener.sweep(now)
         except KeyboardInterrupt:
             pass
         finally:
