@@ -200,3 +200,26 @@ def test_a_stream_nobody_reads_is_closed_and_frees_its_thread(tmp_path, monkeypa
         assert wait_until(lambda: c.slots.open == 0, timeout=5), "the unread stream kept its thread"
         sock.close()
     c.close()
+
+
+def test_a_connection_over_the_servers_limit_is_answered_not_left_in_the_backlog(tmp_path):
+    session = make_session(tmp_path)
+    app = make_app(session, max_streams=1)          # connection_limit: 2 x 1 + 50
+    with running_server(app, max_connections_per_address=100) as server:
+        listener = server._listeners[0]
+        held = []
+        while len(listener._map) < listener.adj.connection_limit:
+            held.append(_raw(server.port, source=f"127.0.1.{len(held) % 200 + 2}"))
+            assert wait_until(lambda: len(listener.active_channels) == len(held), timeout=2)
+        started = time.monotonic()
+        answer = _read_all(_raw(server.port, source="127.0.0.2"))
+        assert time.monotonic() - started < BOUND_S
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 503")
+        assert json.loads(body) == {"error": "too many live connections (52): close a page or try again later"}
+        held.pop().close()
+        assert wait_until(lambda: len(listener._map) < listener.adj.connection_limit, timeout=2)
+        assert bench_starve.phone_request(server.port, "GET", "/api/state")[0] == 200
+        for sock in held:
+            sock.close()
+    app.extensions["companion"].close()

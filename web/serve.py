@@ -122,13 +122,16 @@ class CompanionChannel(HTTPChannel):
 
 
 class AddressCeiling:
-    """Open connections per client address, with a ceiling; and a tally of
-    what was refused or closed, logged at most once a minute (an attacker
-    must not fill the SD card with log lines)."""
+    """Open connections per client address, with a ceiling; the answers of a
+    connection refused (over its address's ceiling, or over the server's
+    ``connection_limit``); and a tally of what was refused or closed, logged
+    at most once a minute (an attacker must not fill the SD card with log
+    lines)."""
 
-    def __init__(self, per_address: int, refusal: bytes):
+    def __init__(self, per_address: int, limit: int, language: str | None):
         self.per_address = per_address
-        self.refusal = refusal
+        self.over_address = refusal_bytes(per_address, language)
+        self.over_limit = refusal_bytes(limit, language)
         self._held: dict[str, int] = {}
         self._lock = threading.Lock()
         self.tally: dict[str, int] = {}
@@ -159,21 +162,21 @@ class AddressCeiling:
                         ", ".join(f"{n} x {why}" for why, n in sorted(self.tally.items())))
             self.tally, self._logged = {}, now
 
-    def refuse(self, conn) -> None:
-        """The connection over the ceiling: a JSON 503, then closed."""
-        self.count("connection over the per-address ceiling")
+    def refuse(self, conn, answer: bytes, why: str) -> None:
+        """A connection not taken: its JSON 503, then closed at once."""
+        self.count(why)
         try:
             conn.setblocking(False)
-            conn.send(self.refusal)
+            conn.send(answer)
             conn.recv(65536)        # what the client already sent: fewer resets
         except OSError:
             pass
         conn.close()
 
 
-def refusal_bytes(per_address: int, language: str | None) -> bytes:
-    """The JSON 503 a connection over the per-address ceiling gets."""
-    text = gettext("too many live connections ({n}): close a page or try again later", language, n=per_address)
+def refusal_bytes(n: int, language: str | None) -> bytes:
+    """The JSON 503 of a connection refused, the API's text with ``n``."""
+    text = gettext("too many live connections ({n}): close a page or try again later", language, n=n)
     body = json.dumps({"error": text}, ensure_ascii=False).encode()
     head = ("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
             f"Content-Length: {len(body)}\r\nRetry-After: 10\r\nCache-Control: no-store\r\n"
@@ -191,24 +194,35 @@ class GuardedListener(TcpWSGIServer):
         self.ceiling = ceiling
         super().__init__(*args, **kwargs)
 
+    def readable(self):
+        # waitress stops accepting at connection_limit, and the connections
+        # over it wait unanswered in the backlog; here they are accepted and
+        # refused at once instead (handle_accept).
+        now = time.time()
+        if now >= self.next_channel_cleanup:
+            self.next_channel_cleanup = now + self.adj.cleanup_interval
+            self.maintenance(now)           # waitress: idle connections past channel_timeout
+        return self.accepting
+
     def handle_accept(self):
         # waitress accepts one connection per loop turn; a stubborn attacker
         # reconnecting would keep the backlog full and a phone waiting in it.
         # Drain it instead: refusing one costs an accept and a close.
         for _ in range(ACCEPT_BURST):
-            if len(self._map) >= self.adj.connection_limit:
-                return
             try:
                 pair = self.accept()
-            except OSError:
-                log.warning("accept() failed", exc_info=True)
+            except OSError as exc:         # out of descriptors...: counted, not logged each turn
+                self.ceiling.count(f"accept() failed: {exc.strerror or exc}")
                 return
             if pair is None:
                 return
             conn, addr = pair
+            if len(self._map) >= self.adj.connection_limit:
+                self.ceiling.refuse(conn, self.ceiling.over_limit, "connection over the server's limit")
+                continue
             key = str(addr[0]) if isinstance(addr, tuple) else ""
             if not self.ceiling.take(key):
-                self.ceiling.refuse(conn)
+                self.ceiling.refuse(conn, self.ceiling.over_address, "connection over its address's ceiling")
                 continue
             try:
                 self.set_socket_options(conn)
@@ -279,7 +293,7 @@ class Server:
                 log.warning("threads (%s) <= max_streams: open streams can starve other requests",
                             settings["threads"])
             per_address = int(config.get("max_connections_per_address") or CONNECTIONS_PER_ADDRESS)
-            ceiling = AddressCeiling(per_address, refusal_bytes(per_address, config.get("language")))
+            ceiling = AddressCeiling(per_address, settings["connection_limit"], config.get("language"))
             companion = app.extensions.get("companion")
             if companion is not None:
                 slots = companion.slots
