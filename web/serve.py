@@ -18,7 +18,8 @@ waitress's own, extended in two small ways (:class:`GuardedListener`):
 * each client address may hold at most ``max_connections_per_address``
   connections (32); the one over is answered a JSON 503 and closed at once,
   and the accept loop drains the backlog each turn, so a phone's connection
-  never queues behind an attacker's;
+  never queues behind an attacker's (over ``connection_limit`` in all, the
+  same: a 503 at once, where waitress would leave it waiting unaccepted);
 * a request must arrive whole in time, whatever trickles in: its head within
   ``HEAD_S`` of its first byte, its body within ``REQUEST_S``; a response the
   client stops reading for ``STALLED_S`` closes the connection (a phone that
