@@ -9,8 +9,9 @@ player presses the box's buttons.  Before the fix the phone's requests timed
 out for as long as the attack went on.
 
 The smaller tests below pin each defence down on an in-process server: the
-per-address connection ceiling, the per-address stream cap, and the request
-deadline that a trickle of bytes does not reset.
+per-address connection ceiling, the per-address stream cap, the request
+deadline that a trickle of bytes does not reset, the stream nobody reads,
+and the connection over the server's limit (answered, not left waiting).
 """
 
 from __future__ import annotations
