@@ -134,6 +134,7 @@ class Appliance:
     """The child process above: ``port``, ``press()`` and ``close()``."""
 
     def __init__(self, extra_config: str = "", pi: bool = False):
+        self.pi = pi
         self._tmp = tempfile.TemporaryDirectory(prefix="bench-starve-")
         if extra_config:
             Path(self._tmp.name, "companion.toml").write_text(extra_config)
@@ -178,6 +179,11 @@ class Appliance:
             self.proc.kill()
             self.proc.wait(5)
         self._tmp.cleanup()
+        if self.pi:
+            try:
+                PI_CGROUP.rmdir()           # empty now that the child is gone
+            except OSError:
+                pass
 
 
 # -- the phone ------------------------------------------------------------------------
