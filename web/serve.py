@@ -16,7 +16,7 @@ connection limit, after which nobody is accepted.  So the listener here is
 waitress's own, extended in two small ways (:class:`GuardedListener`):
 
 * each client address may hold at most ``max_connections_per_address``
-  connections (32); the one over is answered a JSON 503 and closed at once,
+  connections (48); the one over is answered a JSON 503 and closed at once,
   and the accept loop drains the backlog each turn, so a phone's connection
   never queues behind an attacker's (over ``connection_limit`` in all, the
   same: a 503 at once, where waitress would leave it waiting unaccepted);
@@ -61,7 +61,7 @@ from .mdns import start_mdns
 
 log = logging.getLogger("companion.web")
 
-CONNECTIONS_PER_ADDRESS = 32    # a phone's browser uses ~6; a few phones behind one NAT
+CONNECTIONS_PER_ADDRESS = 48    # a browser opens up to 6 at once: ~8 phones behind one NAT
 HEAD_S = 10.0                   # a request line and headers, from their first byte
 REQUEST_S = 60.0                # a whole request: a 1 MiB import at ~17 KiB/s
 STALLED_S = 60.0                # a response nobody reads any more
