@@ -21,6 +21,7 @@ raise ``OSError`` with errno 121 (EREMOTEIO: nothing acknowledged) or 110
 from __future__ import annotations
 
 import errno
+import os
 import threading
 
 from PIL import Image
@@ -69,6 +70,7 @@ class EmulatedPanel:
         self.data_bytes = 0
         self.command_bytes = 0
         self.writes_to_fail: list[tuple[int, int]] = []   # (writes to let through first, errno)
+        self.unplugged: int | None = None      # an errno: every write fails with it until cleared
         self.failures = 0
 
     # -- the bus ----------------------------------------------------------------------
@@ -76,12 +78,15 @@ class EmulatedPanel:
         with self._lock:
             if addr != self.address:
                 raise OSError(errno.EREMOTEIO, "Remote I/O error")       # nobody acknowledges
+            if self.unplugged is not None:
+                self.failures += 1
+                raise OSError(self.unplugged, os.strerror(self.unplugged))
             if self.writes_to_fail:
                 left, code = self.writes_to_fail[0]
                 if left <= 0:
                     self.writes_to_fail.pop(0)
                     self.failures += 1
-                    raise OSError(code, "Remote I/O error" if code == errno.EREMOTEIO else "Connection timed out")
+                    raise OSError(code, os.strerror(code))
                 self.writes_to_fail[0] = (left - 1, code)
             data = [int(b) & 0xFF for b in data]
             if len(data) > 32:
