@@ -124,11 +124,11 @@ class Box:
         try:
             where = display_settings(config)
         except DisplayConfigError:
-            where = {"retry_s": 5.0, "port": 1, "address": 0x3C}
+            where = {"retry_s": 5.0, "port": 1, "address": 0x3C, "notice_s": 10.0}
         opener = display_factory or partial(open_device, config, mock)
         self.screen = Screen(opener, lambda device: self._post(("display", device)), where["retry_s"],
                              notify=self._screen_notice, where=where,
-                             notice_after_s=float(config.get("display_notice_s", 10.0)))
+                             notice_after_s=where["notice_s"])
         self.app = App(session, config, chirp=self.outputs.chirp)
         if self.buttons is None:       # nothing here can dismiss a notice: show each a while
             self.app.notice_s = float(config.get("notice_s", NOTICE_S))

@@ -66,7 +66,7 @@ class DisplayConfigError(ValueError):
 
 
 def settings(config: dict) -> dict:
-    """The display section of the config, checked: driver, port, address, rotate, retry_s."""
+    """The display section of the config, checked: driver, port, address, rotate, retry_s, notice_s."""
     display = dict(config.get("display") or {})
     driver = str(display.get("driver", "ssd1306")).lower()
     if driver not in DRIVERS:
@@ -77,12 +77,14 @@ def settings(config: dict) -> dict:
         port = int(display.get("port", 1))
         rotate = int(display.get("rotate", 0))
         retry_s = float(display.get("retry_s", RETRY_S))
+        notice_s = float(display.get("notice_s", NOTICE_AFTER_S))
     except (TypeError, ValueError) as exc:
         raise DisplayConfigError(f"bad display setting: {exc}") from None
     if rotate not in (0, 2):
         # The screens are drawn for a 128x64 landscape panel: upright or upside down.
         raise DisplayConfigError(f"display rotate must be 0 or 2 (upside down), got {rotate}")
-    return {"driver": driver, "port": port, "address": address, "rotate": rotate, "retry_s": max(0.05, retry_s)}
+    return {"driver": driver, "port": port, "address": address, "rotate": rotate, "retry_s": max(0.05, retry_s),
+            "notice_s": max(0.0, notice_s)}
 
 
 def open_device(config: dict, mock: bool):

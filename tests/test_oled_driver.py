@@ -90,7 +90,7 @@ def test_the_emulator_reads_the_remap_and_the_sh1106_margin():
 
 # -- the box through the real driver --------------------------------------------------------------------
 
-def panel_box(make_box, controller: str, rotate: int = 0, **config):
+def panel_box(make_box, controller: str, rotate: int = 0, notice_s: float = 10.0):
     panel = EmulatedPanel(controller)
     opened = []
 
@@ -98,7 +98,7 @@ def panel_box(make_box, controller: str, rotate: int = 0, **config):
         device = make_device(controller, i2c(bus=panel, address=0x3C), rotate)
         opened.append(device)
         return device
-    settings = box_config(display={"driver": controller, "rotate": rotate, "retry_s": 0.05}, **config)
+    settings = box_config(display={"driver": controller, "rotate": rotate, "retry_s": 0.05, "notice_s": notice_s})
     box = make_box(settings, display_factory=opener)
     return box, panel, opened
 
@@ -169,7 +169,7 @@ def test_a_panel_missing_at_start_is_found_later(make_box, code):
 
 
 def test_a_panel_gone_for_a_while_is_reported_with_what_to_check_then_taken_back(make_box, session):
-    box, panel, _ = panel_box(make_box, "sh1106", display_notice_s=0.2)
+    box, panel, _ = panel_box(make_box, "sh1106", notice_s=0.2)
     box.press("ok")
     panel.unplugged = errno.ETIMEDOUT
     box.press("down")                                             # lost here
@@ -194,3 +194,24 @@ def test_the_notice_tells_what_to_check_in_both_languages():
                 assert needle in text, (language, text)
     finally:
         set_language("en")
+
+
+# -- the Pi's I2C clock -------------------------------------------------------------------------------------
+
+def test_install_sets_400_khz_once_and_the_documented_undo_removes_it(tmp_path):
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    config = tmp_path / "config.txt"
+    original = "# Pi OS\ndtparam=audio=on\n[pi4]\narm_boost=1\n"
+    config.write_text(original)
+    for _ in range(2):                                           # the second run changes nothing
+        run = subprocess.run(["bash", str(root / "systemd/install.sh"), "--i2c-only", str(config)],
+                             capture_output=True, text=True, timeout=30)
+        assert run.returncode == 0, run.stderr
+    text = config.read_text()
+    assert text.count("dtparam=i2c_arm=on,i2c_arm_baudrate=400000") == 1
+    assert text.rstrip().splitlines()[-2:] == ["[all]", "dtparam=i2c_arm=on,i2c_arm_baudrate=400000"]
+    subprocess.run(["sed", "-i", "/^# companion: I2C/,+2d", str(config)], check=True)
+    assert config.read_text().rstrip("\n") == original.rstrip("\n")
