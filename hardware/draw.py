@@ -7,9 +7,11 @@ during a secret entry) without OCR.
 
 Fonts are DejaVu Sans, shipped in ``hardware/fonts`` with its licence, so
 frames are the same on every machine and every European name has its letters
-(Pillow's built-in font draws é, ç, Ł as empty boxes).  In a mode "1" image
-Pillow renders text without antialiasing, hinted to the pixel grid: DejaVu is
-crisp from 10 px up.
+(Pillow's built-in font draws é, ç, Ł as empty boxes).  Each glyph is drawn
+in one bit, without antialiasing, hinted to the pixel grid (crisp from 10 px
+up), and the box places the glyphs itself at whole-pixel advances (see
+:func:`_layout`): what the panel shows does not depend on which layout
+libraries the system has.
 """
 
 from __future__ import annotations
@@ -32,12 +34,11 @@ ELLIPSIS = "…"
 # uses raqm when the system has libfribidi (most desktops), the basic engine
 # when it has not (a Pi's minimal install): text would then measure wider on
 # the Pi than on the laptop where the screens were laid out, and labels would
-# be cut.  The basic engine is also the right one for a 1-bit panel: it
-# places each glyph on whole pixels with its *hinted* advance, so the gaps
-# between letters are those the hinted glyphs were drawn for.  raqm places
-# them at unhinted, fractional positions and then rounds each one: at 11 px
-# that opens gaps inside words ("Se at", "FI GHT?") and moves accents by a
-# pixel.  Names need no shaping (no bidi, no ligatures), which is all raqm adds.
+# be cut.  The basic engine is also the right one for a 1-bit panel: its
+# advances are the *hinted*, whole-pixel ones the 1-bit glyphs were drawn
+# for.  raqm places glyphs at unhinted, fractional positions and rounds each
+# one: at 10-11 px that opens gaps inside words ("Se at", "FI GHT?").  Names
+# need no shaping (no bidi, no ligatures), which is all raqm would add.
 LAYOUT = ImageFont.Layout.BASIC
 
 
