@@ -215,3 +215,26 @@ def test_install_sets_400_khz_once_and_the_documented_undo_removes_it(tmp_path):
     assert text.rstrip().splitlines()[-2:] == ["[all]", "dtparam=i2c_arm=on,i2c_arm_baudrate=400000"]
     subprocess.run(["sed", "-i", "/^# companion: I2C/,+2d", str(config)], check=True)
     assert config.read_text().rstrip("\n") == original.rstrip("\n")
+
+
+# -- what the buttons' errors tell ------------------------------------------------------------------------
+
+def test_button_errors_say_what_to_check(tmp_path):
+    from companion.i18n import gettext, set_language
+    from hardware.buttons import GPIO_DENIED, GPIO_FAILED, NO_GPIOCHIP, gpio_notice
+
+    chip = tmp_path / "gpiochip0"
+    chip.write_text("")
+    lgpio_error = Exception("can not open gpiochip")           # what lgpio raises, type and all
+    assert gpio_notice(lgpio_error, chips=[]) == (NO_GPIOCHIP, {"error": "Exception: can not open gpiochip"})
+    template, params = gpio_notice(PermissionError(13, "Permission denied"), chips=[str(chip)])
+    assert template == GPIO_DENIED and params["chip"] == str(chip) and params["user"]
+    assert gpio_notice(lgpio_error, chips=[str(chip)])[0] == GPIO_FAILED
+    try:
+        for language in ("en", "fr"):
+            set_language(language)
+            assert "/dev/gpiochip*" in gettext(NO_GPIOCHIP, error="x")
+            text = gettext(GPIO_DENIED, **params)
+            assert f"adduser {params['user']} gpio" in text and str(chip) in text
+    finally:
+        set_language("en")
