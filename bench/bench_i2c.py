@@ -6,7 +6,8 @@
 The box runs on mock pins with luma's real ``ssd1306`` driver (the box's
 subclass that sends only what changed) over :class:`hardware.i2c_panel.EmulatedPanel`,
 which counts every SMBus block.  For typical frames (the first full frame, a
-cursor move in the menu, opening the menu, a Third Man reveal) it reports the
+cursor move in the menu, opening the menu, a Third Man reveal, a full redraw
+as after a bus error) it reports the
 blocks and bytes sent and the transfer time they mean at 100 kHz (the Pi's
 default) and 400 kHz (what ``systemd/install.sh`` sets).
 
@@ -91,6 +92,14 @@ def frames() -> dict:
                 session.submit({"type": "bid", "seat": seat, "card": card})
             box.flush()
             step("reveal", lambda: (session.submit({"type": "bid", "seat": 3, "card": 2}), box.flush()))
+            # A full redraw: what a reopened panel gets (after a bus error), set-up not counted.
+            fresh_panel = EmulatedPanel("ssd1306")
+            fresh = make_device("ssd1306", i2c(bus=fresh_panel, address=0x3C))
+            before, stock_before = fresh_panel.counters(), stock_panel.counters()
+            fresh.display(box.frame.image)
+            stock.display(box.frame.image)
+            out["full_redraw"] = _traffic(before, fresh_panel.counters())
+            out["full_redraw"]["baseline_full_frame"] = _traffic(stock_before, stock_panel.counters())
         finally:
             box.close()
             factory.reset()
