@@ -19,9 +19,9 @@ import time
 import traceback
 from pathlib import Path
 
-SUITES = ["bench_core", "bench_box", "bench_push", "bench_solver", "bench_idle", "bench_costs"]
-
-SUITES.append("bench_starve")   # issue 13: a phone and the buttons under 300 hostile connections
+SUITES = ["bench_core", "bench_box", "bench_push", "bench_solver", "bench_idle", "bench_costs",
+          "bench_i2c",
+          "bench_starve"]   # issue 13: a phone and the buttons under 300 hostile connections
 
 
 def machine() -> dict:
