@@ -18,7 +18,6 @@ database URL, which is the organiser's credential (no second secret to keep).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys

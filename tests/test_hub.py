@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import threading
 import time
 
-import pytest
 
 from hub_support import add_box, hub_db, hub_server, pg_server, third_man_log  # noqa: F401 (fixtures)
 from test_web_support import http
@@ -194,7 +192,7 @@ def test_date_filters(hub_server):
     today = time.strftime("%Y-%m-%d", time.gmtime())
     recent = league(hub_server, query=f"&from={today}")["players"]
     assert recent[0]["name"] == "Ben" and all(p["games"] == 1 for p in recent)
-    assert len(http(hub_server.port, "GET", f"/api/players/Ann?to=2000-01-01")[2]["games"]) == 0
+    assert len(http(hub_server.port, "GET", "/api/players/Ann?to=2000-01-01")[2]["games"]) == 0
     status, _, html = http(hub_server.port, "GET", f"/league/third-man?from={today}")
     assert status == 200 and b"Ben" in html
     status, _, html = http(hub_server.port, "GET", "/players/Ann")
