@@ -68,6 +68,7 @@ class TableSession:
             return
         timeline = tl.Timeline()
         lines = self.store.lines(record.id)
+        broken = False
         for n, line in enumerate(lines, start=1):
             try:
                 timeline.apply(tl.parse_line(line))
@@ -77,11 +78,16 @@ class TableSession:
                 log.error("game %s line %s does not replay: %s", record.id, n, exc)
                 self.table.notices.append((N_("Game {id} could only be resumed up to line {n}."),
                                            {"id": record.id, "n": n - 1}))
+                broken = True
                 break
         if timeline.started:
             self.timeline, self.game_id = timeline, record.id
-            if len(timeline.log) < len(lines):
+            if broken:
                 self._fork(record)
+            elif len(timeline.log) != len(lines):
+                # A pair taken back that the store still held (its tidying
+                # failed): store the public log, so line numbers agree.
+                self.store.rewrite(record.id, [dump_action(a) for a in timeline.log])
 
     def _fork(self, record) -> None:
         """Go on from the part of a game that replays, as a new stored game.
@@ -139,7 +145,12 @@ class TableSession:
             pending = self.timeline.check(action)
             seq = len(self.timeline.log) + 1
             nxt_finished, winner = self._outcome_after(pending)
-            self.store.append(self.game_id, seq, dump_action(action), nxt_finished, winner)
+            if pending.drops is not None:
+                # Undo of a secret entry never revealed: the entry leaves the
+                # store with it (taken back means gone), in one transaction.
+                self.store.take_back(self.game_id, pending.drops + 1, nxt_finished, winner)
+            else:
+                self.store.append(self.game_id, seq, dump_action(action), nxt_finished, winner)
             self.timeline.push(pending)
             if nxt_finished:
                 self.store.backup(self.game_id)

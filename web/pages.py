@@ -292,12 +292,14 @@ def history():
                    {"n": 2, "action": {...}, "state": {only the keys that changed}}, ...]}
 
     Replaying the log costs a few ms per hundred actions; the answer is
-    kept per (game, log length), so a table of phones fetching it after
+    kept per (game, session version), so a table of phones fetching it after
     every change replays the log once per change."""
     c = companion()
     session = c.session
     with session.lock:
-        key = (session.game_id, len(session.timeline.log))
+        # The session's version, not the log's length: an undo that takes back
+        # an unrevealed secret shortens the log (the pair leaves it).
+        key = (session.game_id, session.version)
         cache = current_app.extensions.setdefault("pages.current_history", {})
         body = cache.get(key)
         lines = None if body is not None or not session.timeline.started else session.export_lines()
