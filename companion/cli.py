@@ -179,7 +179,14 @@ def cmd_games(args) -> int:
 def cmd_run(args) -> int:
     from web.serve import run  # the adapters are imported only to run the appliance
 
-    return run(args)
+    return run(args, start_extras=_join_hub)
+
+
+def _join_hub(app, store, session, config):
+    """Feed the club hub when ``hub_url``/``hub_key`` are set (hub/feeder.py)."""
+    from hub.box import attach
+
+    return attach(app, store, session, config)
 
 
 def cmd_solve(args) -> int:
