@@ -19,7 +19,7 @@ import time
 import traceback
 from pathlib import Path
 
-SUITES = ["bench_core", "bench_box", "bench_push", "bench_solver", "bench_idle"]
+SUITES = ["bench_core", "bench_box", "bench_push", "bench_solver", "bench_idle", "bench_hub"]
 
 
 def machine() -> dict:

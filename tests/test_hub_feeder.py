@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
@@ -207,3 +208,20 @@ def test_the_box_tells_how_its_hub_is_doing(hub_server, tmp_path):
     finally:
         stop()
         store.close()
+
+
+def test_companion_run_joins_the_hub_from_its_environment(hub_server, tmp_path):
+    """The composition root: ``companion run`` with COMPANION_HUB_URL/KEY feeds the hub."""
+    from test_server import start_companion, stop_companion
+
+    key = add_box(hub_server.db, "table-7")
+    proc, port, pin = start_companion(tmp_path, "--mock", env={"COMPANION_HUB_URL": hub_url(hub_server),
+                                                               "COMPANION_HUB_KEY": key})
+    try:
+        assert wait_until(lambda: http(port, "GET", "/api/hub")[2].get("reachable") is True, 15)
+        # The box's live table reached the hub's big screen.
+        assert wait_until(lambda: [t["box"] for t in http(hub_server.port, "GET", "/api/tables")[2]["tables"]]
+                          == ["table-7"], 15)
+        assert key not in json.dumps(http(port, "GET", "/api/hub")[2])      # the key never shows
+    finally:
+        assert stop_companion(proc) == 0
