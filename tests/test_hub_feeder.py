@@ -176,6 +176,8 @@ def test_killing_the_hub_loses_and_duplicates_nothing(hub_db, boxes, companion_c
         with connect(hub_db) as conn:
             rows = conn.execute("SELECT box_game, lines, finish_seq FROM games ORDER BY box_game").fetchall()
             assert [r["box_game"] for r in rows] == list(range(1, games + 1))
+            # caught up in order: the games finished at the hub in the box's order
+            assert [r["finish_seq"] for r in rows] == sorted(r["finish_seq"] for r in rows)
             assert all(r["lines"] == len(third_man_log(P4, outcomes[(r["box_game"] - 1) % 4])) for r in rows)
             assert all(r["finish_seq"] is not None for r in rows)
             assert conn.execute("SELECT count(*) AS n FROM seats").fetchone()["n"] == 4 * games
@@ -225,3 +227,40 @@ def test_companion_run_joins_the_hub_from_its_environment(hub_server, tmp_path):
         assert key not in json.dumps(http(port, "GET", "/api/hub")[2])      # the key never shows
     finally:
         assert stop_companion(proc) == 0
+
+
+@pytest.mark.slow
+def test_cutting_the_hubs_database_connections_loses_and_duplicates_nothing(hub_server, boxes, pg_server):
+    """The database side of the faults: every hub connection is terminated again
+    and again while a box catches up on many games."""
+    from hub.db import connect
+
+    key = add_box(hub_server.db, "one")
+    box = boxes(hub_url(hub_server), key, rescan=0.2)
+    outcomes = [[3, 2, 1, 0], [0, 3, 1, 1]]
+    games = 80
+    for g in range(games):
+        log = third_man_log(P4, outcomes[g % 2])
+        box.store.import_game("third-man", P4, [dump_action(a) for a in log], True, [outcomes[g % 2].index(3)])
+    box.feeder.wake()
+    database = hub_server.db.rsplit("/", 1)[1]
+    mid_flow = 0
+    with connect(pg_server.url()) as admin:
+        for _ in range(2000):
+            with connect(hub_server.db) as look:
+                finished = look.execute("SELECT count(finish_seq) AS n FROM games").fetchone()["n"]
+            if finished == games and box.feeder.status()["behind"] == {"games": 0, "lines": 0}:
+                break
+            cut = admin.execute("SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity "
+                                "WHERE datname = %s",
+                                (database,)).fetchone()["n"]
+            mid_flow += bool(cut) and finished < games
+            time.sleep(0.2)
+        else:
+            raise AssertionError(f"never caught up: {box.feeder.status()}")
+    assert mid_flow >= 1, "no connection was cut while the box was sending: the test proved nothing"
+    with connect(hub_server.db) as conn:
+        rows = conn.execute("SELECT box_game, lines, finish_seq FROM games ORDER BY box_game").fetchall()
+        assert [r["box_game"] for r in rows] == list(range(1, games + 1))
+        assert all(r["lines"] == len(third_man_log(P4, outcomes[(r["box_game"] - 1) % 2])) for r in rows)
+        assert conn.execute("SELECT sum(games) AS n FROM ratings").fetchone()["n"] == 4 * games
