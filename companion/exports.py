@@ -70,10 +70,20 @@ def public_log(lines) -> list[str]:
     A log that stops replaying at some line (a store edited by hand) keeps
     that line and the rest as stored: they cannot be folded to be judged."""
     lines = [line for line in lines if line.strip()]
+    if not any(_is_undo(line) for line in lines):
+        return lines            # no undo, no pair to drop: no need to fold the game
     timeline, broken = _fold(lines)
     good = lines if broken is None else lines[:broken]
     public = good if len(timeline.log) == len(good) else [dump_action(a) for a in timeline.log]
     return public + ([] if broken is None else lines[broken:])
+
+
+def _is_undo(line: str) -> bool:
+    try:
+        action = parse_line(line)
+    except ActionError:
+        return True             # not readable: let the fold judge it
+    return action.get("type") == "undo"
 
 
 def public_prefix(lines) -> list[str]:

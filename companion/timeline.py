@@ -76,6 +76,8 @@ class Timeline:
         self.log: list[dict] = []       # the public log: every accepted action, undo included,
                                         # but for the pairs (unrevealed entry, undo taking it back)
         self.revealed: set[int] = set()  # log indexes of secret entries revealed at least once
+        self.pushes = 0                 # steps committed so far: grows with every change, even
+                                        # when an undo shortens the log (caches key on it)
 
     # -- reading -----------------------------------------------------------
     @property
@@ -139,6 +141,7 @@ class Timeline:
 
     def push(self, pending: Pending) -> None:
         """Commit a step returned by :meth:`check` (on this same state)."""
+        self.pushes += 1
         if pending.step is None:
             self.steps.pop()
             if pending.drops is not None:

@@ -69,14 +69,32 @@ def candidate(data, game: str, t: Timeline) -> dict:
     return action
 
 
-def play(data, game: str, steps: int) -> tuple[Timeline, list[str]]:
-    """A table of ``game`` after up to ``steps`` tries: (timeline, raw log lines)."""
+def secret_entry(data, game: str, t: Timeline) -> dict:
+    """A try at a secret entry (the lead's card first in The Third Man)."""
+    public = t.public()
+    seat = data.draw(st.integers(0, len(t.players) - 1), label="seat")
+    if game == "third-man":
+        if public["lead"] is not None and public["pending"]["lead_card"] is None:
+            seat = public["lead"]
+        hand = public["hands"][seat] or [0]
+        return {"type": "bid", "seat": seat, "card": data.draw(st.sampled_from(hand), label="card")}
+    if game == "scoreboard":
+        return {"type": "secret", "seat": seat, "value": data.draw(st.integers(-50, 50), label="value")}
+    pending = public["decided"]["color"] if public["decided"] else None
+    open_colours = [c for c in COLOURS if c not in public["scored"]] or ["red"]
+    return {"type": "double", "seat": seat, "color": pending or data.draw(st.sampled_from(open_colours)),
+            "play": data.draw(st.booleans(), label="play")}
+
+
+def play(data, game: str, steps: int, secrets: int = 0) -> tuple[Timeline, list[str]]:
+    """A table of ``game`` after up to ``steps`` tries, then ``secrets`` tries
+    at a secret entry: (timeline, raw log lines)."""
     t = Timeline()
     first = new_game(data, game)
     t.apply(first)
     raw = [json.dumps(first)]
-    for _ in range(steps):
-        action = candidate(data, game, t)
+    for i in range(steps + secrets):
+        action = candidate(data, game, t) if i < steps else secret_entry(data, game, t)
         try:
             t.apply(action)
         except ActionError:

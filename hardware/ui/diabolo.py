@@ -338,6 +338,10 @@ class DiaboloController(Controller):
     def _verdict(self, heaven: int, hell: int) -> str:
         if heaven > hell:
             return _("positive: doubles allowed")
+        if self._decided():
+            # Secret-blind rule: with decisions entered the colour must score
+            # positive, whatever they say (the score would be refused).
+            return _("not positive: undo first")
         if hell > heaven:
             return _("negative")
         return _("equal: nobody scores")
