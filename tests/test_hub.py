@@ -221,3 +221,16 @@ def test_live_tables_are_pushed_to_the_big_screen(hub_server):
     assert http(hub_server.port, "PUT", "/api/box/state", {"state": 3}, auth)[0] == 400
     status, _, html = http(hub_server.port, "GET", "/tables")
     assert status == 200 and b"tables.js" in html
+
+
+def test_the_hub_commands_refuse_clearly(companion_cmd, pg_server):
+    env = {k: v for k, v in __import__("os").environ.items() if k != "COMPANION_HUB_DB"}
+    run = lambda *a: subprocess.run([*companion_cmd, "hub", *a], capture_output=True, text=True,  # noqa: E731
+                                    timeout=60, env=env)
+    out = run("add-box", "t")
+    assert out.returncode == 2 and "--db" in out.stderr
+    for argv in (("add-box", "t", "--db", f"postgresql://postgres@127.0.0.1:{pg_server.port}/no_such_db"),
+                 ("serve", "--db", "not a url", "--port", "0"),
+                 ("tournament", "seat", "99", "--db", pg_server.url())):
+        out = run(*argv)
+        assert out.returncode == 1 and out.stderr.startswith("companion hub:") and "Traceback" not in out.stderr
