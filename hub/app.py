@@ -116,6 +116,8 @@ def create_app(url: str, *, pool_size: int = 8, streams: int = 64) -> Flask:
     # -- the boxes ---------------------------------------------------------------
     @app.post("/api/box/games/<int:box_game>/lines")
     def box_lines(box_game):
+        if box_game >= 2 ** 63:
+            raise ApiRefusal(400, "a game number is below 2^63")
         with db() as conn:
             box = box_auth(conn)
             data = body()

@@ -7,7 +7,8 @@ is patented and its Python package unmaintained; Elo is for two players).
 
 * **Ranks of a game** (:func:`ranks`): the winner(s) first, then the others by
   their final count — ``tokens`` where the game has them (The Third Man:
-  tokens decide the match, the last round's points do not), else ``scores``.
+  tokens decide the match, the last round's points do not) when they tell the
+  players apart, else ``scores``.
   Whether a high count is good is read from the winner: if the winners'
   counts are all below everyone else's, lower is better.  Equal counts tie.
 * **Rating shown** (:func:`ordinal`): the conservative ``mu − 3σ`` — a new
@@ -34,7 +35,7 @@ def ordinal(mu: float, sigma: float) -> float:
 def ranks(public: dict) -> list[int]:
     """1-based rank of each seat in a finished game's public state (ties share a rank)."""
     n = len(public.get("players") or [])
-    key = list(public.get("tokens") or public.get("scores") or [0] * n)
+    key = list(counts(public) or [0] * n)
     key = [v if isinstance(v, (int, float)) else 0 for v in key] + [0] * (n - len(key))
     winners = {w for w in (public.get("winner") or []) if isinstance(w, int) and 0 <= w < n}
     others = [s for s in range(n) if s not in winners]
@@ -42,6 +43,16 @@ def ranks(public: dict) -> list[int]:
     values = sorted({key[s] for s in others}, reverse=not lower_better)
     first = 2 if winners else 1
     return [1 if s in winners else first + values.index(key[s]) for s in range(n)]
+
+
+def counts(public: dict) -> list | None:
+    """What decides a finished game after its winner: the tokens where they
+    tell the players apart (The Third Man, Costly Tricks), else the scores
+    (a scoreboard played to a target holds tokens that all stay 0)."""
+    tokens = public.get("tokens")
+    if isinstance(tokens, list) and len(set(map(repr, tokens))) > 1:
+        return tokens
+    return public.get("scores") or tokens
 
 
 def rate(current: dict, seated: list[tuple[int, int]]) -> dict:
@@ -220,7 +231,7 @@ def player_page(conn, name: str, start=None, end=None):
         (who, start, start, end, end)).fetchall()
     games = [{"id": g["id"], "game": g["game"], "finished": g["finished"].isoformat(), "box": g["box"],
               "players": g["players"], "rank": g["rank"],
-              "scores": (g["public"] or {}).get("tokens") or (g["public"] or {}).get("scores")} for g in played]
+              "scores": counts(g["public"] or {})} for g in played]
     return {"name": row["name"], "names": names, "history": history, "games": games}
 
 

@@ -169,7 +169,7 @@ def assignment(conn, box_id: int) -> dict | None:
 
 def _points(public: dict, seat: int, rank: int, n: int, ranks: list[int]) -> int:
     tokens = public.get("tokens")
-    if isinstance(tokens, list) and len(tokens) == n:
+    if isinstance(tokens, list) and len(tokens) == n and any(tokens):
         return int(tokens[seat])
     return sum(1 for r in ranks if r > rank)
 

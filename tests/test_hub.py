@@ -161,6 +161,8 @@ def test_ranks_put_the_winner_first_then_follow_the_counts():
     # A game where the lowest score wins: read from the winner.
     assert ranks({"players": list("abc"), "scores": [12, 30, 40], "winner": [0]}) == [1, 2, 3]
     assert ranks({"players": list("abc"), "scores": [40, 30, 40], "winner": [0, 2]}) == [1, 2, 1]
+    # A scoreboard to a target: its tokens all stay 0, the scores decide.
+    assert ranks({"players": list("abc"), "tokens": [0, 0, 0], "scores": [50, 20, 35], "winner": [0]}) == [1, 3, 2]
 
 
 def test_link_and_split_move_ratings(hub_server, companion_cmd):
