@@ -23,6 +23,7 @@ from .db import HubError, Pool, box_for_key, connect, migrate
 log = logging.getLogger("companion.hub")
 
 MAX_BODY = 4 * 1024 * 1024
+KEPT = 256          # changes kept for the screens' streams
 
 
 class Tables:
@@ -34,7 +35,8 @@ class Tables:
 
     def __init__(self, limit: int = 64):
         self._cond = threading.Condition()
-        self._events: list = []        # (version, payload), the last few
+        self._events: list = []        # (version, payload), the last KEPT
+        self._latest: dict = {}        # box -> its newest payload (for a stream that fell behind)
         self.version = 0
         self.closed = False
         self._slots = threading.BoundedSemaphore(limit)
@@ -43,7 +45,8 @@ class Tables:
         with self._cond:
             self.version += 1
             self._events.append((self.version, payload))
-            del self._events[:-256]
+            del self._events[:-KEPT]
+            self._latest[payload.get("box")] = payload
             self._cond.notify_all()
 
     def close(self) -> None:
@@ -66,7 +69,12 @@ class Tables:
                         self._cond.wait_for(lambda: self.closed or self.version > seen, timeout=15)
                         if self.closed:
                             return
-                        fresh = [p for v, p in self._events if v > seen]
+                        if self._events and self._events[0][0] > seen + 1:
+                            # This screen fell more than KEPT changes behind (a
+                            # stalled connection): send each table's newest state.
+                            fresh = list(self._latest.values())
+                        else:
+                            fresh = [p for v, p in self._events if v > seen]
                         seen = self.version
                     if not fresh:
                         yield b": keep-alive\n\n"

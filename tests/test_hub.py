@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import threading
 import time
@@ -236,3 +237,18 @@ def test_the_hub_commands_refuse_clearly(companion_cmd, pg_server):
                  ("tournament", "seat", "99", "--db", pg_server.url())):
         out = run(*argv)
         assert out.returncode == 1 and out.stderr.startswith("companion hub:") and "Traceback" not in out.stderr
+
+
+def test_a_screen_that_fell_behind_gets_each_tables_newest_state():
+    from hub.app import KEPT, Tables
+
+    tables = Tables(2)
+    stream = tables.stream([])
+    assert next(stream).startswith(b"event: tables")
+    for i in range(KEPT + 10):
+        tables.publish({"box": f"b{i % 3}", "state": {"n": i}})
+    events = [next(stream) for _ in range(3)]
+    newest = sorted(json.loads(e.split(b"data: ", 1)[1])["state"]["n"] for e in events)
+    assert newest == [KEPT + 7, KEPT + 8, KEPT + 9]
+    tables.close()
+    assert list(stream) == []
