@@ -16,6 +16,7 @@ from flask import Flask, Response, abort, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException
 
 from companion import games as core_games
+from companion.i18n import LANGUAGES, gettext, normalise
 
 from . import ingest, league, tournament
 from .db import HubError, Pool, box_for_key, connect, migrate
@@ -121,6 +122,31 @@ def create_app(url: str, *, pool_size: int = 8, streams: int = 64) -> Flask:
         except ValueError:
             raise ApiRefusal(400, "dates are YYYY-MM-DD") from None
 
+    # -- the pages' language: ?lang=, then the cookie it sets, then the browser's ----
+    def language() -> str:
+        wanted = request.args.get("lang") or request.cookies.get("lang")
+        if wanted and normalise(wanted) in LANGUAGES and wanted[:2].lower() in LANGUAGES:
+            return normalise(wanted)
+        return normalise(request.accept_languages.best_match(LANGUAGES))
+
+    @app.context_processor
+    def texts():
+        lang = language()
+        return {"lang": lang, "_": lambda message, **params: gettext(message, lang, **params)}
+
+    @app.after_request
+    def remember_language(response):
+        wanted = request.args.get("lang", "")
+        if wanted[:2].lower() in LANGUAGES:
+            response.set_cookie("lang", wanted[:2].lower(), max_age=400 * 24 * 3600, samesite="Lax")
+        if response.mimetype == "text/html":
+            response.headers["Content-Language"] = language()
+        return response
+
+    def titles() -> dict:
+        lang = language()
+        return {gid: gettext(core_games.get(gid).title, lang) for gid in core_games.available()}
+
     # -- the boxes ---------------------------------------------------------------
     @app.post("/api/box/games/<int:box_game>/lines")
     def box_lines(box_game):
@@ -215,7 +241,7 @@ def create_app(url: str, *, pool_size: int = 8, streams: int = 64) -> Flask:
             counts = conn.execute("SELECT game, count(*) AS n FROM games WHERE finish_seq IS NOT NULL "
                                   "GROUP BY game ORDER BY game").fetchall()
             tours = conn.execute("SELECT id, name, game, round FROM tournaments ORDER BY id DESC").fetchall()
-        return render_template("index.html", counts=counts, tournaments=tours, titles=_titles())
+        return render_template("index.html", counts=counts, tournaments=tours, titles=titles())
 
     @app.get("/league/<game>")
     def page_league(game):
@@ -224,7 +250,7 @@ def create_app(url: str, *, pool_size: int = 8, streams: int = 64) -> Flask:
         start, end = dates()
         with db() as conn:
             players = league.standings(conn, game, start, end)
-        return render_template("league.html", game=game, title=_titles().get(game, game), players=players,
+        return render_template("league.html", game=game, title=titles().get(game, game), players=players,
                                start=request.args.get("from", ""), end=request.args.get("to", ""))
 
     @app.get("/players/<path:name>")
@@ -234,7 +260,7 @@ def create_app(url: str, *, pool_size: int = 8, streams: int = 64) -> Flask:
             page = league.player_page(conn, name, start, end)
         if page is None:
             abort(404)
-        return render_template("player.html", p=page, titles=_titles(),
+        return render_template("player.html", p=page, titles=titles(),
                                start=request.args.get("from", ""), end=request.args.get("to", ""))
 
     @app.get("/tables")
@@ -245,7 +271,7 @@ def create_app(url: str, *, pool_size: int = 8, streams: int = 64) -> Flask:
     def page_tournament(tid):
         with db() as conn:
             t = tournament.view(conn, tid)
-        return render_template("tournament.html", t=t, title=_titles().get(t["game"], t["game"]))
+        return render_template("tournament.html", t=t, title=titles().get(t["game"], t["game"]))
 
     # -- errors: JSON for the API, a short page otherwise, never a traceback ---------
     @app.errorhandler(ApiRefusal)
@@ -284,10 +310,6 @@ def _escape(text: str) -> str:
     from markupsafe import escape
 
     return str(escape(text))
-
-
-def _titles() -> dict:
-    return {gid: str(core_games.get(gid).title) for gid in core_games.available()}
 
 
 class ApiRefusal(Exception):

@@ -252,3 +252,12 @@ def test_a_screen_that_fell_behind_gets_each_tables_newest_state():
     assert newest == [KEPT + 7, KEPT + 8, KEPT + 9]
     tables.close()
     assert list(stream) == []
+
+
+def test_the_pages_speak_french_too(hub_server):
+    status, headers, html = http(hub_server.port, "GET", "/league/third-man?lang=fr")
+    assert status == 200 and "Le 3e Homme : classement".encode() in html and b'lang="fr"' in html
+    status, _, html = http(hub_server.port, "GET", "/tables", headers={"Accept-Language": "fr-FR,fr;q=0.9"})
+    assert status == 200 and b"Tables en direct" in html and b"Reconnexion" in html
+    status, _, html = http(hub_server.port, "GET", "/", headers={"Accept-Language": "en"})
+    assert status == 200 and b"League" in html

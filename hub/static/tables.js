@@ -3,6 +3,7 @@
   var tables = {};
   var root = document.getElementById("tables");
   var status = document.getElementById("status");
+  var texts = JSON.parse(root.getAttribute("data-texts") || "{}");   // translated by the page
   function text(tag, value, cls) {
     var el = document.createElement(tag);
     el.textContent = value;
@@ -25,7 +26,7 @@
         row.appendChild(text("b", counts[i] === undefined ? "" : String(counts[i])));
         card.appendChild(row);
       });
-      if (!players.length) card.appendChild(text("p", "No game", "note"));
+      if (!players.length) card.appendChild(text("p", texts.no_game || "No game", "note"));
       root.appendChild(card);
     });
   }
@@ -41,5 +42,5 @@
     tables[t.box] = t;
     draw();
   });
-  source.onerror = function () { status.textContent = "Reconnecting…"; };
+  source.onerror = function () { status.textContent = texts.reconnecting || "Reconnecting…"; };
 })();
