@@ -21,6 +21,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -130,9 +131,6 @@ def hub_server(hub_db):
     """The hub app under waitress (hub.serve.HubServer) on a free loopback port."""
     with running_hub(hub_db) as server:
         yield server
-
-
-from contextlib import contextmanager  # noqa: E402
 
 
 @contextmanager
