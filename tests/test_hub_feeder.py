@@ -264,3 +264,31 @@ def test_cutting_the_hubs_database_connections_loses_and_duplicates_nothing(hub_
         assert [r["box_game"] for r in rows] == list(range(1, games + 1))
         assert all(r["lines"] == len(third_man_log(P4, outcomes[(r["box_game"] - 1) % 2])) for r in rows)
         assert conn.execute("SELECT sum(games) AS n FROM ratings").fetchone()["n"] == 4 * games
+
+
+def test_a_hub_that_never_answers_does_not_hold_up_the_table(boxes):
+    """The feeder's requests run on its own thread, outside the session lock:
+    while one hangs on a hub that accepted the connection and never answers,
+    the table takes actions and its lock is free."""
+    import socket
+    import threading
+
+    black_hole = socket.socket()
+    black_hole.bind(("127.0.0.1", 0))
+    black_hole.listen(8)
+    accepted = []
+    threading.Thread(target=lambda: accepted.append(black_hole.accept()), daemon=True).start()
+    try:
+        box = boxes(f"http://127.0.0.1:{black_hole.getsockname()[1]}", "key", timeout=30)
+        log = third_man_log(P4, [3, 0, 0, 0])
+        box.play(log[:1])
+        assert wait_until(lambda: accepted, 10)          # the feeder is now waiting for an answer
+        box.play(log[1:])                                # a whole match, meanwhile
+        assert box.session.public()["finished"]
+        assert box.session.lock.acquire(blocking=False)
+        box.session.lock.release()
+        assert box.feeder.status()["reachable"] is None  # still waiting: nothing known yet
+    finally:
+        for conn, _ in accepted:
+            conn.close()
+        black_hole.close()
