@@ -261,3 +261,12 @@ def test_the_pages_speak_french_too(hub_server):
     assert status == 200 and b"Tables en direct" in html and b"Reconnexion" in html
     status, _, html = http(hub_server.port, "GET", "/", headers={"Accept-Language": "en"})
     assert status == 200 and b"League" in html
+
+
+def test_the_core_and_the_box_feeder_import_no_database_client():
+    import sys
+
+    code = ("import sys, companion.cli, hub.feeder; companion.cli.build_parser(); "
+            "print(sorted(m for m in ('psycopg', 'openskill', 'flask') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr
