@@ -19,7 +19,10 @@ import time
 import traceback
 from pathlib import Path
 
-SUITES = ["bench_core", "bench_box", "bench_push", "bench_solver", "bench_idle", "bench_hub"]
+SUITES = ["bench_core", "bench_box", "bench_push", "bench_solver", "bench_idle", "bench_costs"]
+
+SUITES.append("bench_starve")   # issue 13: a phone and the buttons under 300 hostile connections
+SUITES.append("bench_hub")      # issue 16: the club hub (skipped without PostgreSQL)
 
 
 def machine() -> dict:

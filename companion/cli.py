@@ -7,7 +7,7 @@
     companion solve fight ...      solve FIGHT? for two players
     companion hub serve|add-box|…  the club hub (see hub/cli.py)
 
-``replay`` is a public contract (``shared/spec/replay.md``): exit 0 and one
+``replay`` is a public contract (``docs/replay.md``): exit 0 and one
 JSON object on stdout, or exit 2 and ``line N: ...`` on stderr.  No command
 ever shows a traceback to the user.
 """
@@ -23,6 +23,8 @@ from pathlib import Path
 from . import config as cfg
 from .errors import CompanionError
 from .i18n import _, set_language, translate_error
+from .limits import MAX_IMPORT_BYTES, MAX_IMPORT_LINES, MAX_STORED_INT
+from .text import visible
 from .timeline import ReplayError, replay
 
 
@@ -51,11 +53,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help=_("run the appliance"))
     run.add_argument("--mock", action="store_true", help=_("mock pins and screen: run on any computer"))
-    run.add_argument("--host", help=_("the address to serve on"))
+    run.add_argument("--host", help=_("the address to serve on (with --mock: 127.0.0.1 unless given)"))
     run.add_argument("--port", type=int, help=_("the port to serve on"))
     run.add_argument("--data", help=_("the data folder"))
     run.add_argument("--config", help=_("a settings file (TOML)"))
     run.add_argument("--dev-server", action="store_true", help=_("use Flask's development server"))
+    run.add_argument("--dev-anywhere", action="store_true",
+                     help=_("with --mock: let other computers open the mock box's /dev page and buttons"))
 
     s = sub.add_parser("solve", help=_("solve a game position"))
     s.add_argument("game", choices=["fight"])
@@ -78,10 +82,10 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         return 130
     except CompanionError as exc:
-        print(f"companion: {translate_error(exc)}", file=sys.stderr)
+        print(visible(f"companion: {translate_error(exc)}"), file=sys.stderr)
         return 1
     except OSError as exc:
-        print(f"companion: {exc.strerror or exc}: {getattr(exc, 'filename', '') or ''}", file=sys.stderr)
+        print(visible(f"companion: {exc.strerror or exc}: {getattr(exc, 'filename', '') or ''}"), file=sys.stderr)
         return 1
 
 
@@ -124,14 +128,18 @@ def cmd_export(args) -> int:
         record = store.latest_unfinished() or (store.games() or [None])[0]
     else:
         try:
-            record = store.game(int(args.game))
+            number = int(args.game)
         except ValueError:
-            record = None
+            number = None
+        # A number beyond what SQLite holds names no stored game either.
+        record = store.game(number) if number is not None and abs(number) <= MAX_STORED_INT else None
     if record is None:
         print(_("companion: no stored game '{game}' (see 'companion games')", game=args.game), file=sys.stderr)
         return 1
     for line in store.lines(record.id):
-        sys.stdout.write(line + "\n")
+        # A name with a terminal escape stays a name: shown as \u001b, which
+        # is the same character to a JSON reader (tabs between tokens stay).
+        sys.stdout.write(visible(line, keep="\t") + "\n")
     return 0
 
 
@@ -142,15 +150,24 @@ def cmd_import(args) -> int:
     from .exports import decoded_lines, store_timeline
 
     try:
-        data = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
+        data = _read_limited(args.file)
     except OSError as exc:
         print(_("companion: cannot read {file}: {reason}", file=args.file, reason=exc.strerror or exc), file=sys.stderr)
         return 2
+    if len(data) > MAX_IMPORT_BYTES:
+        print(_("companion: {file} is larger than the largest log the box imports ({limit} bytes)",
+                file=args.file, limit=MAX_IMPORT_BYTES), file=sys.stderr)
+        return 2
     lines = decoded_lines(data)
+    actions = sum(1 for line in lines if line.strip())
+    if actions > MAX_IMPORT_LINES:
+        print(_("companion: the log has {n} lines: the box stores games of at most {limit} lines",
+                n=actions, limit=MAX_IMPORT_LINES), file=sys.stderr)
+        return 2
     try:
         timeline = replay(lines)      # before the store is even opened: a bad log touches nothing
     except ReplayError as exc:
-        print(f"line {exc.line}: {translate_error(exc.error)}", file=sys.stderr)
+        print(visible(f"line {exc.line}: {translate_error(exc.error)}"), file=sys.stderr)
         return 2
     store = _store(args)
     try:
@@ -159,6 +176,15 @@ def cmd_import(args) -> int:
         store.close()
     print(_("Stored as game {id}.", id=game_id))
     return 0
+
+
+def _read_limited(file: str) -> bytes:
+    """At most one byte more than the import limit: ``/dev/zero`` or a
+    runaway pipe ends at once instead of filling the memory."""
+    if file == "-":
+        return sys.stdin.buffer.read(MAX_IMPORT_BYTES + 1)
+    with open(file, "rb") as fh:
+        return fh.read(MAX_IMPORT_BYTES + 1)
 
 
 def cmd_games(args) -> int:
@@ -172,13 +198,19 @@ def cmd_games(args) -> int:
     for r in records:
         status = _("finished") if r.finished else _("unfinished")
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.updated))
-        print(f"{r.id:>5}  {when}  {r.game:<15} {status:<11} {r.actions:>5} {_('actions')}  {', '.join(r.players)}")
+        # Names as stored, but never a raw control character into the terminal.
+        print(visible(f"{r.id:>5}  {when}  {r.game:<15} {status:<11} {r.actions:>5} {_('actions')}  "
+                      f"{', '.join(r.players)}"))
     return 0
 
 
 def cmd_run(args) -> int:
     from web.serve import run  # the adapters are imported only to run the appliance
 
+    if args.mock and not args.host:
+        # A laptop demo shows the PIN on /dev and presses buttons for anyone
+        # who can reach it: it stays on this computer unless --host says so.
+        args.host = "127.0.0.1"
     return run(args, start_extras=_join_hub)
 
 

@@ -20,6 +20,7 @@ DEFAULTS = {
     "port": 8000,
     "name": "companion",        # the friendly name on the network
     "mdns": True,                # advertise it by mDNS (real box only, never with --mock)
+    "allowed_hosts": [],         # more host names the web answers to (web/hosts.py; its own are always fine)
     "display": {"driver": "ssd1306", "port": 1, "address": 0x3C, "rotate": 0},
     "buttons": {"up": 17, "down": 27, "ok": 22, "back": 23},
     "bounce_ms": 30,

@@ -1,7 +1,7 @@
 """A game as the fold of its log.
 
 A :class:`Timeline` takes action objects one at a time (the JSON Lines of
-``../shared/spec/replay.md``), checks each against the common actions
+``docs/replay.md``), checks each against the common actions
 (``new_game``, ``undo``) and the game's declaration, and keeps the stack of
 states of the actions still in effect, so that ``undo`` is a pop.  Nothing
 changes when an action is refused: :meth:`Timeline.check` computes the next
@@ -158,7 +158,10 @@ class Timeline:
     def _note_reveals(self, new_state) -> None:
         """Mark as revealed the entries whose hidden keys ``new_state`` no
         longer holds (any way out of ``hidden`` but an undo is a reveal)."""
-        gone = self.state.hidden.keys() - new_state.hidden.keys()
+        hidden = self.state.hidden
+        if not hidden:              # the common case: nothing to reveal, nothing to compute
+            return
+        gone = hidden.keys() - new_state.hidden.keys()
         for key in gone:
             for step in reversed(self.steps):     # the latest entry that set the key
                 if key in step.adds:

@@ -1,16 +1,15 @@
-"""Shared fixtures: where ../shared is, a fresh store and session per test."""
+"""Shared fixtures: where the test data is, a fresh store and session per test."""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("COMPANION_SHARED", ROOT.parent / "shared"))
-SCENARIOS = SHARED / "scenarios"
+# The public replay samples, kept in the repository (see their README).
+SCENARIOS = ROOT / "tests" / "data" / "scenarios"
 ARTIFACTS = ROOT / "test-artifacts"
 
 

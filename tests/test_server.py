@@ -73,7 +73,8 @@ def test_a_browser_like_http11_stream_is_chunked_and_unbuffered(server):
 
 
 def test_fifty_streams_at_once_while_other_requests_answer_quickly(server):
-    streams = [SSEClient(server.port) for _ in range(50)]
+    # Fifty phones, each from its own address (one address holds at most 8 streams).
+    streams = [SSEClient(server.port, source=f"127.0.0.{n + 2}") for n in range(50)]
     try:
         for s in streams:
             assert s.status == 200 and s.next_state() == {"game": None}
@@ -160,18 +161,18 @@ _PIN_LINE = b"X-Table-Pin: " + PIN.encode() + b"\r\n"
 RAW_HOSTILE = [
     # (bytes sent, status expected)
     (b"GARBAGE\r\n\r\n", 400),
-    (b"GET /api/state HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 300_000 + b"\r\n\r\n", 431),
-    (b"GET /%ff%fe HTTP/1.1\r\nHost: x\r\n\r\n", 404),
-    (b"BREW /api/state HTTP/1.1\r\nHost: x\r\n\r\n", 405),
+    (b"GET /api/state HTTP/1.1\r\nHost: localhost\r\nX-Big: " + b"a" * 300_000 + b"\r\n\r\n", 431),
+    (b"GET /%ff%fe HTTP/1.1\r\nHost: localhost\r\n\r\n", 404),
+    (b"BREW /api/state HTTP/1.1\r\nHost: localhost\r\n\r\n", 405),
     # a chunked body beyond the cap
-    (b"POST /api/actions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" + _PIN_LINE
+    (b"POST /api/actions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n" + _PIN_LINE
      + b"Transfer-Encoding: chunked\r\n\r\n" + (b"4000\r\n" + b"x" * 0x4000 + b"\r\n") * 3 + b"0\r\n\r\n", 413),
     # a huge declared body is refused before it is read (waitress's own 413)
-    (b"POST /api/actions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5000000\r\n"
+    (b"POST /api/actions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 5000000\r\n"
      + _PIN_LINE + b"\r\n{", 413),
-    (b"POST /api/actions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json; charset=latin-1\r\n"
+    (b"POST /api/actions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json; charset=latin-1\r\n"
      b"Content-Length: 9\r\n" + _PIN_LINE + b"\r\n{\"type\":1", 400),
-    (b"POST /api/actions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
+    (b"POST /api/actions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
      + _PIN_LINE + b"\r\n\xff\xff", 400),
 ]
 

@@ -210,3 +210,18 @@ def test_the_current_history_follows_a_take_back(tmp_path):
     assert [s["action"]["type"] for s in body.json["steps"]] == ["new_game"]
     app.extensions["companion"].close()
     session.store.close()
+
+
+def test_an_imported_log_is_stored_as_its_public_log(tmp_path):
+    session = TableSession(Store(tmp_path))
+    app = make_app(session)
+    raw = [{"type": "new_game", "game": "third-man", "players": PLAYERS},
+           {"type": "bid", "seat": 0, "card": 5}, {"type": "bid", "seat": 1, "card": 7}, {"type": "undo"}]
+    r = app.test_client().post("/api/history/import", headers=pin_headers(),
+                               data="".join(dump_action(a) + "\n" for a in raw))
+    assert r.status_code == 200, r.json
+    assert session.store.lines(r.json["id"]) == [dump_action(a) for a in raw[:2]]
+    assert r.json["state"] == replay([dump_action(a) for a in raw]).public()
+    assert not holding(tmp_path, BEN_7)
+    app.extensions["companion"].close()
+    session.store.close()

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import math
 
 from flask import Blueprint, Response, jsonify, request
 
 from companion import games as game_registry
 from companion.i18n import N_, gettext
+from companion.limits import MAX_STORED_INT
+from companion.text import unsafe_char
 
 from .app import companion
 from .auth import PIN_HEADER, SEAT_ENTRIES, TOKEN_HEADER, may_enter
@@ -149,13 +152,62 @@ def credentials() -> tuple[str, str]:
     return (request.headers.get(PIN_HEADER, "").strip(), request.headers.get(TOKEN_HEADER, "").strip())
 
 
+class _Refused(ValueError):
+    """A JSON number the box will not take; raised from inside ``json.loads``."""
+
+    def __init__(self, template: str, **params):
+        super().__init__(template)
+        self.template, self.params = template, params
+
+
 def _no_constants(name):
-    raise ValueError(f"{name} is not allowed in JSON")
+    raise _Refused(N_("the request body holds {value}, which JSON does not allow: "
+                      "NaN and Infinity are not numbers"), value=name)
+
+
+def _stored_int(text: str) -> int:
+    # 19 digits hold every 64-bit integer: never run int() on a longer string.
+    if len(text.lstrip("-")) > 19 or abs(int(text)) > MAX_STORED_INT:
+        shown = text if len(text) <= 24 else text[:21] + "..."
+        raise _Refused(N_("the number {value} is too large: the box keeps whole numbers "
+                          "from -{max} to {max}"), value=shown, max=MAX_STORED_INT)
+    return int(text)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):           # 1e400
+        shown = text if len(text) <= 24 else text[:21] + "..."
+        raise _Refused(N_("the number {value} is too large"), value=shown)
+    return value
+
+
+def refuse_unsafe_text(value, where: str = "") -> None:
+    """Refuse a control character (C0, DEL, C1) or a direction override in
+    any string of a request body (player names, seat labels...): it would
+    reach a terminal or reorder a name on every screen (companion/text.py)."""
+    stack = [(value, where)]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str):
+            found = unsafe_char(item)
+            if found:
+                raise ApiError(400, N_("'{where}' holds the character {char}: names and labels must not "
+                                       "hold control or text-direction characters"),
+                               where=path or "body", char=found)
+        elif isinstance(item, dict):
+            for key, inner in item.items():
+                stack.append((key, path or "body"))
+                stack.append((inner, f"{path}.{key}" if path else str(key)))
+        elif isinstance(item, list):
+            stack.extend((inner, f"{path}[{i}]") for i, inner in enumerate(item))
 
 
 def json_body(required: bool):
     """The request body as JSON (any value; the caller checks its shape).
-    An empty body is None when not ``required``."""
+    An empty body is None when not ``required``.  Numbers are what the store
+    keeps (64-bit whole numbers, finite decimals) and strings hold no
+    control or direction characters: anything else is a clear 400."""
     kind = request.mimetype
     raw = request.get_data(cache=False)     # 413 beyond MAX_CONTENT_LENGTH
     if not raw.strip():
@@ -169,9 +221,13 @@ def json_body(required: bool):
     except UnicodeDecodeError:
         raise ApiError(400, N_("the request body is not UTF-8 text")) from None
     try:
-        return json.loads(text, parse_constant=_no_constants)
+        body = json.loads(text, parse_constant=_no_constants, parse_int=_stored_int, parse_float=_finite_float)
+    except _Refused as exc:
+        raise ApiError(400, exc.template, **exc.params) from None
     except (ValueError, RecursionError) as exc:
         detail = exc.msg if isinstance(exc, json.JSONDecodeError) else "too deep or too large"
         where = f" (line {exc.lineno} column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
         raise ApiError(400, N_("the request body is not valid JSON: {detail}{where}"),
                        detail=detail, where=where) from None
+    refuse_unsafe_text(body)
+    return body

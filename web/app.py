@@ -11,17 +11,19 @@ import json
 import logging
 import threading
 
-from flask import Flask, current_app
+from flask import Flask, current_app, request
 
-from companion.i18n import gettext
+from companion.i18n import N_, gettext
 
 from . import errors
 from .auth import PinGuard, SeatTokens
+from .hosts import HostCheck
 from .streams import Hub, StreamSlots, sse_event
 
 log = logging.getLogger("companion.web")
 
 MAX_BODY = 16 * 1024        # one action is a few hundred bytes
+GUESSING = N_("Someone is guessing the table PIN ({n} wrong PINs). Menu \u25b8 New PIN draws another one.")
 
 
 class Companion:
@@ -31,17 +33,29 @@ class Companion:
         self.session, self.box, self.config, self.pin = session, box, config, str(pin)
         self.mock = bool(config.get("mock"))
         self.guard = PinGuard(self.pin, tries=int(config.get("pin_tries", 5)),
-                              block_s=float(config.get("pin_block_s", 5.0)))
+                              block_s=float(config.get("pin_block_s", 5.0)),
+                              table_burst=int(config.get("pin_table_burst", 20)),
+                              table_refill_s=float(config.get("pin_table_refill_s", 60.0)),
+                              alarm_after=int(config.get("pin_alarm_after", 10)),
+                              alarm=self._someone_is_guessing)
         self.seats = SeatTokens(session)
+        self.hosts = HostCheck(config)
         self.slots = StreamSlots(int(config.get("max_streams") or 100))
         keepalive = float(config.get("keepalive_s", 15.0))
         self.events = Hub(self.slots, self._table_snapshot, lock=session.lock, keepalive=keepalive)
+        # Two frame streams: ``frames`` announces the public mirror's changes
+        # only (its timing must not follow a cursor over a secret);
+        # ``dev_frames`` every frame of the panel, for the mock box's /dev page.
         self.frames = Hub(self.slots, self._frame_snapshot, keepalive=keepalive)
+        self.dev_frames = Hub(self.slots, self._dev_frame_snapshot, keepalive=keepalive)
         self._last_seats: str | None = None
         self._last_notices = json.dumps(self.public_notices(), sort_keys=True)
         self._unsubscribe = [session.subscribe(self._on_change)]
+        if box is not None and hasattr(box, "subscribe_pin"):
+            self._unsubscribe.append(box.subscribe_pin(self.set_pin))
         if box is not None and hasattr(box, "subscribe_frames"):
-            self._unsubscribe.append(box.subscribe_frames(self._on_frame))
+            self._unsubscribe.append(box.subscribe_frames(self._on_frame, mirror=True))
+            self._unsubscribe.append(box.subscribe_frames(self._on_dev_frame))
 
     # -- what is public ----------------------------------------------------
     def public_seats(self) -> dict:
@@ -58,6 +72,20 @@ class Companion:
             notices = list(self.session.table.notices)
         language = language or self.config.get("language")
         return {"notices": [gettext(template, language, **(params or {})) for template, params in notices]}
+
+    def set_pin(self, pin: str) -> None:
+        """A new table PIN (drawn on the box's menu): the old one stops
+        working at once; seat tokens go on working."""
+        self.pin = str(pin)
+        self.guard.set_pin(self.pin)
+
+    def _someone_is_guessing(self, wrong: int) -> None:
+        """The guard saw many wrong PINs: tell the table (OLED and phones),
+        one notice, updated with the count."""
+        def note(table):
+            table.notices[:] = [n for n in table.notices if n[0] != GUESSING]
+            table.notices.append((GUESSING, {"n": wrong}))
+        self.session.update_table(note)
 
     def join_url(self, fallback: str) -> str:
         return self.config.get("url") or fallback
@@ -93,7 +121,8 @@ class Companion:
             self._drop_claims_beyond(len(change.state.get("players") or ()))
 
     def _drop_claims_beyond(self, seats: int) -> None:
-        """A new game keeps the claims of the seats it still has.  The change
+        """Claims a new game kept on purpose (``keep_claims``; without it the
+        session ended them all) go for the seats it does not have.  The change
         is made after the current announcement ends (never nested in it), so
         every stream sees the new game first and the claims change next."""
         if not any(seat >= seats for seat in self.session.table.claims):
@@ -107,11 +136,18 @@ class Companion:
         threading.Thread(target=drop, name="companion-claims", daemon=True).start()
 
     def _frame_snapshot(self):
-        version = int(getattr(self.box, "frame_version", 0) or 0)
+        version = int(getattr(self.box, "mirror_version", 0) or 0)
         return [(0, sse_event("frame", {"version": version}, version))]
 
     def _on_frame(self, version) -> None:
         self.frames.publish([(0, sse_event("frame", {"version": version}, version))])
+
+    def _dev_frame_snapshot(self):
+        version = int(getattr(self.box, "frame_version", 0) or 0)
+        return [(0, sse_event("frame", {"version": version}, version))]
+
+    def _on_dev_frame(self, version) -> None:
+        self.dev_frames.publish([(0, sse_event("frame", {"version": version}, version))])
 
     # -- shutdown -------------------------------------------------------------
     def close(self) -> None:
@@ -124,6 +160,7 @@ class Companion:
         self._unsubscribe = []
         self.events.close()
         self.frames.close()
+        self.dev_frames.close()
 
 
 def companion() -> Companion:
@@ -137,6 +174,8 @@ def create_app(session, *, box=None, config: dict, pin: str) -> Flask:
     from . import api, dev, game_api, history, pages, seats
 
     app = Flask("web")
+    # Before any route is added: every <int:...> is a number the store can hold.
+    app.url_map.converters["int"] = errors.StoredInt
     app.config["MAX_CONTENT_LENGTH"] = int(config.get("max_body") or MAX_BODY)
     app.config["JSON_AS_ASCII"] = False
     app.json.sort_keys = False          # keep the replay contract's key order
@@ -144,6 +183,7 @@ def create_app(session, *, box=None, config: dict, pin: str) -> Flask:
     app.json.compact = True
     app.extensions["companion"] = Companion(session, box, config, pin)
     errors.register(app)
+    app.before_request(_refuse_foreign_host)
     app.register_blueprint(api.bp)
     app.register_blueprint(seats.bp)
     app.register_blueprint(dev.bp)
@@ -151,3 +191,12 @@ def create_app(session, *, box=None, config: dict, pin: str) -> Flask:
     app.register_blueprint(history.bp)
     app.register_blueprint(game_api.bp)
     return app
+
+
+def _refuse_foreign_host():
+    """Answer only to the box's own names (web/hosts.py: DNS rebinding).
+    Runs before routing, so no route's work is done for a foreign name."""
+    host = request.environ.get("HTTP_HOST")
+    if not companion().hosts.allows(host):
+        raise errors.ApiError(400, N_("this box does not answer to the name '{host}': "
+                                      "open it by its address or its .local name"), host=host[:80])

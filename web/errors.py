@@ -10,13 +10,17 @@ a traceback.  Texts are translated into the request's language
 
 from __future__ import annotations
 
+import json
 import logging
 
 from flask import Flask, current_app, jsonify, request
+from waitress.task import ErrorTask
 from werkzeug.exceptions import HTTPException
+from werkzeug.routing import IntegerConverter
 
 from companion.errors import ActionError, IllegalActionError, StoreError
 from companion.i18n import LANGUAGES, N_, gettext, normalise, translate_error
+from companion.limits import MAX_STORED_INT
 
 log = logging.getLogger("companion.web")
 
@@ -70,6 +74,54 @@ def error_response(status: int, text: str, headers: dict | None = None):
     return response
 
 
+class Refused(HTTPException):
+    """An :class:`ApiError` that can be raised where Flask only catches
+    Werkzeug's errors: while the URL is matched (a converter)."""
+
+    def __init__(self, status: int, template: str, **params):
+        super().__init__()
+        self.code = status
+        self.template = template
+        self.params = params
+
+
+class StoredInt(IntegerConverter):
+    """``<int:...>`` in every route: a number the store can hold.  A larger
+    one (``/api/history/99999999999999999999999``) would reach SQLite as an
+    integer it cannot bind; it is refused here with a clear 400 instead."""
+
+    def to_python(self, value: str) -> int:
+        # 19 digits cover every 64-bit integer; never run int() on a huge string.
+        number = int(value) if len(value) <= 19 else MAX_STORED_INT + 1
+        if number > MAX_STORED_INT:
+            shown = value if len(value) <= 24 else value[:21] + "..."
+            raise Refused(400, N_("the number {value} in the address is too large (at most {max})"),
+                          value=shown, max=MAX_STORED_INT)
+        return number
+
+
+class JsonErrorTask(ErrorTask):
+    """waitress's own refusals (a body over its limit, headers too large,
+    bytes that are not HTTP) in the API's JSON shape, in the box's language:
+    the app never sees these requests, so this is the only place to say it."""
+
+    def execute(self):
+        error = self.request.error
+        template = HTTP_TEXTS.get(error.code)
+        if error.code == 413:
+            text = gettext(template, limit=self.channel.server.adj.max_request_body_size)
+        elif template and "{" not in template:
+            text = gettext(template)
+        else:
+            text = error.reason.lower()
+        body = json.dumps({"error": text}, ensure_ascii=False).encode("utf-8")
+        self.status = f"{error.code} {error.reason}"
+        self.response_headers.extend([("Content-Type", "application/json"), ("Cache-Control", "no-store")])
+        self.set_close_on_finish()
+        self.content_length = len(body)
+        self.write(body)
+
+
 # Werkzeug's errors, said the companion's way.  Unlisted codes fall back to
 # Werkzeug's English name of the status.
 HTTP_TEXTS = {
@@ -107,7 +159,9 @@ def register(app: Flask) -> None:
         code = exc.code or 400
         language = request_language()
         headers = {k: v for k, v in exc.get_headers() if k.lower() in _KEEP}
-        if code == 405:
+        if isinstance(exc, Refused):
+            text = gettext(exc.template, language, **exc.params)
+        elif code == 405:
             allowed = headers.get("Allow", "")
             text = gettext(HTTP_TEXTS[405], language, method=request.method, allowed=allowed)
         elif code == 413:

@@ -56,7 +56,7 @@ def fight_changes():
     text = request.args.get("play", "").strip()
     if not text:
         raise ApiError(400, N_("say which coin is played: ?play=VALUE"))
-    if not text.isdigit() or len(text) > 6:
+    if not (text.isascii() and text.isdigit()) or len(text) > 6:   # "²".isdigit() too
         raise ApiError(400, N_("'play' must be a coin value (a whole number), got '{value}'"), value=text[:12])
     state = _fight_state()
     play = int(text)

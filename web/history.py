@@ -16,26 +16,36 @@ PIN is shown on the box to the whole table, so it must not open a bid.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
+from collections import OrderedDict
 
 from flask import Blueprint, Response, current_app, jsonify, render_template, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from companion import games as game_registry
-from companion.exports import (MAX_IMPORT_BYTES, csv_text, decoded_lines, export_lines, steps_of,
-                               store_timeline, validate)
+from companion.errors import ActionError
+from companion.exports import csv_text, decoded_lines, export_lines, steps_of, store_timeline, validate
 from companion.i18n import N_, gettext, translate_error
+from companion.limits import HISTORY_PAGE_STEPS, MAX_IMPORT_BYTES, MAX_IMPORT_LINES
+from companion.text import unsafe_char
 from companion.stats import player_key, player_stats, result_of
 from companion.timeline import ReplayError, replay
 
-from .api import client, credentials
+from .api import client, credentials, refuse_unsafe_text
 from .app import companion
 from .errors import ApiError, error_response, request_language
 
 bp = Blueprint("history", __name__)
 
 CACHE_SIZE = 4096          # final states kept (a few hundred bytes each)
+PAGE_BYTES = 256 * 1024    # a page of steps ends before this many bytes (at least one step)
+STEPS_KEPT = 3             # games whose public steps are kept encoded (the current one, two browsed)
+
+# One replay of a whole stored game at a time (a rendering, a final state):
+# they are the heavy work a client without a credential can ask for.
+RENDERING = threading.Lock()
 
 
 # -- reading the store ---------------------------------------------------------
@@ -55,11 +65,12 @@ class FinalStates:
                 return self._states[key]
         with session.lock:
             lines = session.store.lines(record.id)
-        try:
-            state = replay(lines).public()
-        except ReplayError:
-            steps, _ = steps_of(lines)           # a damaged log: its readable prefix
-            state = steps[-1]["state"] if steps else None
+        with RENDERING:
+            try:
+                state = replay(lines).public()
+            except ReplayError:
+                steps, _ = steps_of(lines)           # a damaged log: its readable prefix
+                state = steps[-1]["state"] if steps else None
         with self._lock:
             if len(self._states) >= CACHE_SIZE:
                 self._states.clear()
@@ -69,6 +80,123 @@ class FinalStates:
 
 def _finals() -> FinalStates:
     return current_app.extensions.setdefault("companion.history.finals", FinalStates())
+
+
+class Rendered:
+    """One stored game as the public sees it, worked out once per version:
+    its public steps (each JSON-encoded, for paging) and final state; its
+    CSV and redacted export when first asked for (:meth:`kept`).  Only
+    encoded forms are kept: a few MB for the largest game (companion/limits.py)."""
+
+    def __init__(self, lines: list[str]):
+        self.lines = lines
+        steps, self.broken_at = steps_of(lines)
+        self.state = steps[-1]["state"] if steps else None
+        self.steps = [_encode(step) for step in steps]
+        self._kept: dict = {}
+
+    def page(self, start: int) -> tuple[list[str], int]:
+        """The steps from index ``start``, encoded: at most HISTORY_PAGE_STEPS of
+        them and about PAGE_BYTES; returns them and the index of the next page's first."""
+        end, size = start, 0
+        while end < len(self.steps) and end - start < HISTORY_PAGE_STEPS:
+            size += len(self.steps[end])
+            if size > PAGE_BYTES and end > start:
+                break
+            end += 1
+        return self.steps[start:end], end
+
+    def kept(self, name: str, work):
+        """``work()`` once for this version of the game (one at a time, as
+        every rendering); an ActionError it raises is kept and raised again."""
+        if name not in self._kept:
+            with RENDERING:
+                if name not in self._kept:
+                    try:
+                        self._kept[name] = work()
+                    except ActionError as exc:      # a log damaged by hand: refused as it always was
+                        self._kept[name] = exc
+        found = self._kept[name]
+        if isinstance(found, ActionError):
+            raise found
+        return found
+
+    def csv(self, language: str) -> str:
+        return self.kept(f"csv.{language}", lambda: csv_text([json.loads(s) for s in self.steps], language))
+
+    def public_export(self) -> str:
+        return self.kept("jsonl", lambda: "".join(line + "\n" for line in export_lines(self.lines, full=False)))
+
+
+class RenderedGames:
+    """The last few :class:`Rendered` games, by (id, actions, updated): a
+    stored game only changes by growing, so its key changes with it.
+
+    Renderings run one at a time (:data:`RENDERING`): phones asking for the
+    same game wait for one rendering, and clients cycling through more games
+    than are kept cost one busy thread, never all of them, so the table's
+    own requests keep their share of the processor."""
+
+    def __init__(self, keep: int = STEPS_KEPT):
+        self.keep = keep
+        self._lock = threading.Lock()
+        self._games: OrderedDict[tuple, Rendered] = OrderedDict()
+
+    def get(self, session, game_id: int):
+        """``(record, rendered, current)`` of a stored game (404 if none)."""
+        with session.lock:
+            record = session.store.game(game_id)
+            current = session.game_id == game_id
+        if record is None:
+            raise ApiError(404, N_("there is no stored game {id} (see /api/history)"), id=game_id)
+        key = (record.id, record.actions, record.updated)
+        found = self._kept(key)
+        if found is None:
+            with RENDERING:
+                found = self._kept(key)          # rendered while this one waited
+                if found is None:
+                    with session.lock:
+                        record = session.store.game(game_id)     # the lines and their record: one version
+                        lines = session.store.lines(game_id)
+                    key = (record.id, record.actions, record.updated)
+                    found = Rendered(lines)
+                    _give_back_memory()
+                    with self._lock:
+                        self._games[key] = found
+                        while len(self._games) > self.keep:
+                            self._games.popitem(last=False)
+        return record, found, current
+
+    def _kept(self, key):
+        with self._lock:
+            found = self._games.get(key)
+            if found is not None:
+                self._games.move_to_end(key)
+            return found
+
+
+def _give_back_memory() -> None:
+    """Return the memory a rendering used to the system at once (glibc keeps
+    freed blocks in each thread's arena otherwise: the box's resident memory
+    would creep up to the sum of every thread's peak)."""
+    try:
+        _LIBC.malloc_trim(0)
+    except (AttributeError, OSError):     # not glibc: nothing to do
+        pass
+
+
+try:
+    import ctypes
+    import ctypes.util
+
+    _LIBC = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+except OSError:             # pragma: no cover  (no C library to load)
+    _LIBC = None
+
+
+def _rendered(game_id: int):
+    games = current_app.extensions.setdefault("companion.history.rendered", RenderedGames())
+    return games.get(companion().session, game_id)
 
 
 def _records(game: str = "", player: str = "") -> list:
@@ -123,7 +251,9 @@ def _no_store(response: Response) -> Response:
 
 
 def _filters() -> tuple[str, str]:
-    return (request.args.get("game", "").strip(), request.args.get("player", "").strip())
+    game, player = request.args.get("game", "").strip(), request.args.get("player", "").strip()
+    refuse_unsafe_text(player, "player")
+    return game, player
 
 
 # -- the API ------------------------------------------------------------------------
@@ -139,21 +269,42 @@ def history_list():
 
 @bp.get("/api/history/<int:game_id>")
 def history_game(game_id: int):
-    return _no_store(jsonify(_detail(game_id, request_language())))
+    detail = _detail(game_id, request_language(), _start())
+    # The steps are kept encoded: spliced in as they are, never decoded and
+    # encoded again (the same JSON as jsonify's: compact, keys in order).
+    body = "".join(['{"record":', _encode(detail["record"]), ',"state":', _encode(detail["state"]),
+                    ',"steps":[', ",".join(detail["steps"]), '],"broken_at":', _encode(detail["broken_at"]),
+                    ',"page":', _encode(detail["page"]), "}"])
+    return _no_store(Response(body, mimetype="application/json"))
 
 
-def _detail(game_id: int, language: str) -> dict:
-    record = _record(game_id)
-    session = companion().session
-    with session.lock:
-        lines = session.store.lines(game_id)
-        current = session.game_id == game_id
-    steps, broken_at = steps_of(lines)
+def _encode(value) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _start() -> int:
+    """``?from=K``: the index of the first step wanted (0 by default)."""
+    text = request.args.get("from", "0").strip()
+    if not (text.isascii() and text.isdigit()) or len(text) > 9:
+        raise ApiError(400, N_("'from' must be a step number (0 for the first), got '{value}'"), value=text[:24])
+    return int(text)
+
+
+def _detail(game_id: int, language: str, start: int = 0) -> dict:
+    """A stored game's record, final state and one page of its public steps,
+    encoded (docs/api.md: the first page has the shape a whole game had
+    before paging; ``page.next`` is the address of the next one, or null)."""
+    record, rendered, current = _rendered(game_id)
+    total = len(rendered.steps)
+    if start and start >= total:
+        raise ApiError(404, N_("game {id} has {n} steps: there is no step {k}"), id=game_id, n=total, k=start)
+    steps, end = rendered.page(start)
     out = record.as_dict()
     out["title"] = _title(record.game, language)
     out["current"] = current
-    return {"record": out, "state": steps[-1]["state"] if steps else None,
-            "steps": steps, "broken_at": broken_at}
+    following = f"/api/history/{game_id}?from={end}" if end < total else None
+    return {"record": out, "state": rendered.state, "steps": steps, "broken_at": rendered.broken_at,
+            "page": {"from": start, "count": len(steps), "total": total, "next": following}}
 
 
 def _full_export() -> bool:
@@ -186,11 +337,15 @@ def _download(body: str, mimetype: str, filename: str, redacted: bool | None = N
 @bp.get("/api/history/<int:game_id>/export.jsonl")
 def export_jsonl(game_id: int):
     full = _full_export()
+    if not full:
+        record, rendered, _current = _rendered(game_id)
+        return _download(rendered.public_export(), "application/x-ndjson",
+                         f"game-{game_id:06d}-{record.game}.jsonl", redacted=True)
     record = _record(game_id)
     session = companion().session
     with session.lock:
         lines = session.store.lines(game_id)
-    if full and _pending_secret(lines):
+    if _pending_secret(lines):
         # The PIN is on the box for the whole table to read: it must not
         # become a way round the pass-the-box secrecy of a bid under way.
         raise ApiError(409, N_("a secret entry is pending in this game: the full log can be "
@@ -203,13 +358,9 @@ def export_jsonl(game_id: int):
 
 @bp.get("/api/history/<int:game_id>/export.csv")
 def export_csv(game_id: int):
-    record = _record(game_id)
-    session = companion().session
-    with session.lock:
-        lines = session.store.lines(game_id)
-    steps, _broken = steps_of(lines)
+    record, rendered, _current = _rendered(game_id)
     # A byte-order mark so that spreadsheets read the names' accents as UTF-8.
-    body = "\ufeff" + csv_text(steps, request_language())
+    body = "\ufeff" + rendered.csv(request_language())
     return _download(body, "text/csv", f"game-{game_id:06d}-{record.game}.csv")
 
 
@@ -225,16 +376,40 @@ def import_game():
         data = request.get_data(cache=False)
     except RequestEntityTooLarge:
         raise ApiError(413, N_("the log is too large (at most {limit} bytes)"), limit=MAX_IMPORT_BYTES) from None
+    lines = decoded_lines(data)
+    actions = sum(1 for line in lines if line.strip())
+    if actions > MAX_IMPORT_LINES:
+        raise ApiError(413, N_("the log has {n} lines: the box stores games of at most {limit} lines"),
+                       n=actions, limit=MAX_IMPORT_LINES)
     try:
-        timeline = validate(decoded_lines(data))     # outside the lock: the table goes on meanwhile
+        timeline = validate(lines)     # outside the lock: the table goes on meanwhile
     except ReplayError as exc:
         # The replay contract: "line N: " stays as it is in every language.
         return error_response(400, f"line {exc.line}: {translate_error(exc.error, request_language())}")
+    refusal = _unsafe_names(lines, timeline.players)
+    if refusal:
+        return error_response(400, refusal)
     with c.session.lock:
         game_id = store_timeline(c.session.store, timeline)
     public = timeline.public()
     return _no_store(jsonify(id=game_id, game=public["game"], finished=bool(public.get("finished")),
                              state=public))
+
+
+def _unsafe_names(lines, players) -> str | None:
+    """The web takes no name with a control or direction character
+    (companion/text.py); an imported log's names are no exception.
+    (``companion replay`` and ``companion import`` still accept them: the
+    log contract is older than this rule.)"""
+    for name in players:
+        found = unsafe_char(name)
+        if found:
+            line = next(n for n, text in enumerate(lines, start=1) if text.strip())
+            message = gettext(N_("'{where}' holds the character {char}: names and labels must not "
+                                 "hold control or text-direction characters"), request_language(),
+                              where="players", char=found)
+            return f"line {line}: {message}"
+    return None
 
 
 @bp.post("/api/history/<int:game_id>/resume")
@@ -335,6 +510,7 @@ def history_page():
 @bp.get("/history/<int:game_id>")
 def history_game_page(game_id: int):
     detail = _detail(game_id, request_language())
+    detail["steps"] = [json.loads(step) for step in detail["steps"]]
     return _page("history_game.html", "history-game", boot={"detail": detail},
                  detail=detail, record=detail["record"], state=detail["state"])
 

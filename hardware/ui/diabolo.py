@@ -53,6 +53,7 @@ def _dealer_choices(players):
 
 class DiaboloController(Controller):
     game_id = "diabolo"
+    PRIVATE_MODES = ("pass", "pick")        # a secret entry: off the web mirror
     OPTIONS = [{"key": "first_dealer", "label": N_("First dealer"), "choices": _dealer_choices,
                 "default": lambda players: 0}]
 

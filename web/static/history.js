@@ -2,7 +2,8 @@
    the chart, the step-through of the log, the full export and resuming.
 
    Everything drawn here comes from the page's boot data (boot.detail: the
-   record and the public steps of companion.history.public_steps), so no
+   record and the public steps of companion.history.public_steps, the later
+   pages of steps fetched from /api/history/<id>?from=K), so no
    secret the table has not seen revealed ever reaches this script.  The
    board, details and chart renderers are the scoreboard's (board.js,
    games.js, chart.js) when present; a plain table otherwise. */
@@ -211,10 +212,29 @@
     };
   }
 
+  // The page carries the first page of steps (docs/api.md: a long game comes
+  // in pages of at most 200 steps); the others are fetched one after the
+  // other, then the step-through starts with them all.
+  function allSteps(detail) {
+    var steps = (detail.steps || []).slice();
+    function more(next) {
+      if (!next) return Promise.resolve(steps);
+      return C.api("GET", next).then(function (r) {
+        if (!r.ok || !r.body) return steps;        // what came so far
+        steps = steps.concat(r.body.steps || []);
+        return more(r.body.page && r.body.page.next);
+      });
+    }
+    return more(detail.page && detail.page.next);
+  }
+
   localTimes();
   if (C.boot.page === "history") startImport();
   if (C.boot.page === "history-game" && C.boot.detail) {
-    startGame(C.boot.detail);
     startActions(C.boot.detail.record);
+    allSteps(C.boot.detail).then(function (steps) {
+      C.boot.detail.steps = steps;
+      startGame(C.boot.detail);
+    });
   }
 })();
