@@ -419,8 +419,12 @@ def start_box(session, config: dict, mock: bool):
         return None
 
 
-def run(args) -> int:
-    """``companion run [--mock] [--host H] [--port P] [--data DIR] [--config FILE] [--dev-server]``."""
+def run(args, start_extras=None) -> int:
+    """``companion run [--mock] [--host H] [--port P] [--data DIR] [--config FILE] [--dev-server]``.
+
+    ``start_extras(app, store, session, config)``, if given, is called once the
+    server is listening and returns the function that stops what it started
+    (the composition root joins the box to its club hub this way)."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from companion.session import TableSession
     from companion.store import Store
@@ -450,6 +454,7 @@ def run(args) -> int:
         print(f"companion: cannot listen on {host}:{port}: {exc.strerror or exc}", file=sys.stderr)
         return 1
 
+    stop_extras = start_extras(app, store, session, config) if start_extras else (lambda: None)
     url = join_url(host, server.port)
     config["url"] = url
     if box is not None:
@@ -478,6 +483,7 @@ def run(args) -> int:
         server.serve_forever()
     finally:
         sdnotify.notify("STOPPING=1")
+        stop_extras()
         stop_mdns()
         watchdog.stop()
         _close(box, store)
