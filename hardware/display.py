@@ -70,7 +70,8 @@ def open_device(config: dict, mock: bool):
 
         return dummy(width=128, height=64, rotate=s["rotate"], mode="1")
     from luma.core.interface.serial import i2c
-    from luma.oled import device as oled
+
+    from . import pages as oled     # luma.oled's drivers, sending only the changed pages
 
     _probe(s["port"], s["address"])
     serial = i2c(port=s["port"], address=s["address"])
