@@ -16,18 +16,13 @@ debugging are not turned on; it is just a single-process threaded server).
 from __future__ import annotations
 
 import logging
-import os
 import signal
 import socket
 import sys
 import threading
 import time
-from pathlib import Path
 
 from waitress.channel import HTTPChannel
-
-from companion import config as cfg
-from companion.i18n import set_language
 
 from . import sdnotify
 from .app import create_app
@@ -187,40 +182,18 @@ def table_pin(config: dict) -> str:
     return str(pin).strip()
 
 
-def start_box(session, config: dict, mock: bool):
-    """The buttons and screen, or None (the table still works from phones)."""
-    try:
-        import hardware
+def run(args, parts) -> int:
+    """``companion run [--mock] [--host H] [--port P] [--data DIR] [--config FILE] [--dev-server]``.
 
-        box = hardware.Box(session, config, mock=mock)
-        box.start()
-        return box
-    except Exception as exc:       # missing package, no pins, a broken driver...
-        log.error("running without the box (buttons and screen): %s: %s", type(exc).__name__, exc)
-        return None
-
-
-def run(args) -> int:
-    """``companion run [--mock] [--host H] [--port P] [--data DIR] [--config FILE] [--dev-server]``."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    from companion.session import TableSession
-    from companion.store import Store
-
-    data_dir = Path(args.data) if getattr(args, "data", None) else cfg.default_data_dir()
-    config = cfg.load(data_dir, getattr(args, "config", None))
-    mock = bool(getattr(args, "mock", False))
-    config["mock"] = mock
+    ``parts``: the config, store, session and box (or None), already
+    started by :func:`companion.cli.cmd_run` — the box before this module
+    (Flask, waitress) is even imported, so its first frame comes sooner."""
+    config, store, session, box = parts
     host = getattr(args, "host", None) or config["host"]
     port = getattr(args, "port", None)
     port = config["port"] if port is None else port
-    set_language(config.get("language"))
-    if mock:
-        os.environ.setdefault("GPIOZERO_PIN_FACTORY", "mock")
-
-    store = Store(data_dir)
-    session = TableSession(store)
+    mock = config["mock"]
     pin = table_pin(config)
-    box = start_box(session, config, mock)
     app = create_app(session, box=box, config=config, pin=pin)
     try:
         server = Server(app, host, port, config, dev=bool(getattr(args, "dev_server", False)))
