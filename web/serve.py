@@ -30,6 +30,7 @@ from .auth import new_pin
 from .mdns import start_mdns
 
 log = logging.getLogger("companion.web")
+FIRST_THREADS = 8       # waitress workers started before serving; the rest follow
 
 
 class CompanionChannel(HTTPChannel):
@@ -96,6 +97,12 @@ class Server:
             if settings["threads"] <= int(config.get("max_streams") or 100):
                 log.warning("threads (%s) <= max_streams: open streams can starve other requests",
                             settings["threads"])
+            # Start serving with a few worker threads and add the rest from
+            # the serving loop's side (see serve_forever): starting ~120
+            # threads costs ~15 ms here, over 100 ms on a Pi Zero, and no
+            # phone is there yet to need them.
+            self._threads = settings["threads"]
+            settings["threads"] = min(self._threads, FIRST_THREADS)
             self._server = create_server(app, host=host, port=port, **settings)
             # One listening socket, or several when the host name has several
             # addresses (localhost: 127.0.0.1 and ::1).
@@ -104,6 +111,14 @@ class Server:
             for listener in self._listeners:
                 listener.channel_class = CompanionChannel
             self.port = self._listeners[0].effective_port
+
+    def _grow(self) -> None:
+        """Start the rest of waitress's workers, a few at a time (its lock is
+        held while it starts threads: requests wait for each step only)."""
+        dispatcher, count = self._server.task_dispatcher, FIRST_THREADS
+        while count < self._threads and not self._stopping.is_set():
+            count = min(self._threads, count + FIRST_THREADS)
+            dispatcher.set_thread_count(count)
 
     def _beat(self) -> None:
         self.heartbeat = time.monotonic()
@@ -119,6 +134,8 @@ class Server:
             else:
                 from waitress import wasyncore
 
+                self._grower = threading.Thread(target=self._grow, name="companion-threads", daemon=True)
+                self._grower.start()
                 while not self._stopping.is_set():
                     # One poll (at most 1 s, waitress's own loop timeout) per turn.
                     wasyncore.loop(timeout=1.0, map=self._map, use_poll=True, count=1)
@@ -151,6 +168,8 @@ class Server:
         else:
             from waitress import wasyncore
 
+            if getattr(self, "_grower", None) is not None:
+                self._grower.join()         # no worker may start after the shutdown
             self._server.task_dispatcher.shutdown(timeout=5)
             wasyncore.close_all(self._map)
 
