@@ -1,0 +1,382 @@
+"""Pi-class figures: the companion at a Raspberry Pi's pace, measured from outside.
+
+    .venv/bin/python -m bench --pi
+    .venv/bin/python -m bench.bench_pi [--quick] [--speeds full,1/4,1/8] [--json]
+
+Each process under test runs in a CPU cgroup (:mod:`bench.cpulimit`) limited
+to 1/8 of one core (≈ a Pi Zero 2 W's single-thread Python) and to 1/4
+(≈ a Pi 4), pinned to one CPU; the load generators (the 50 phones, the
+clocks) stay in this process, outside the group, on another CPU, at full
+speed.  Every figure is also measured unthrottled ("full", same pinning) in
+the same invocation: that run is the baseline each figure sits beside.
+
+Figures, each a real child process:
+
+* **start** — ``companion run --mock``: from spawn to the box's first frame
+  (its log line ``box: first frame drawn``), to ``companion: serving`` on
+  stdout, and to the first answered ``GET /api/state``;
+* **phones_50** — that server with 50 phones on ``/api/events``: from just
+  before an action's POST to the event at each phone (``bench_push``'s
+  clients), p99 and median;
+* **press** — a child running the box (mock pins, ``hardware.pages``'
+  SSD1306 driver — luma.oled's class with our page diff — on a do-nothing
+  I²C bus object that counts the bytes): from the pin edge to ``display()``
+  returning, plus the time those bytes take on a 400 kHz bus (9 clocks a
+  byte, address and control byte and start/stop included).  The same frames
+  are then sent through luma.oled's own ``ssd1306`` class on the same kind
+  of bus, for the driver cost before our change;
+* **solve_fight** — ``companion solve fight``, wall clock.
+
+Targets (at 1/8 of a core): press to panel < 30 ms p99, 50 phones < 50 ms
+p99, start to serving < 1.5 s, the box's first frame sooner.  The cgroup's
+10 ms period adds up to ~9 ms of jitter to any wall-clock figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from . import cpulimit
+
+SPEEDS = {"full": None, "1/4": 0.25, "1/8": 0.125}
+I2C_HZ = 400_000
+TARGETS = {"start_to_first_frame_s": 1.5, "start_to_serving_s": 1.5, "phones_50_p99_ms": 50.0,
+           "press_to_panel_p99_ms": 30.0}
+PIN = "0000"
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _env() -> dict:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "COMPANION_PIN": PIN, "COMPANION_LANG": "en"}
+    env.pop("NOTIFY_SOCKET", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)    # an installed companion has its bytecode
+    return env
+
+
+def compile_bytecode() -> None:
+    """Write the project's .pyc files first, as ``pip install`` does on the Pi:
+    otherwise every start would compile the sources again (~50 ms here)."""
+    import compileall
+
+    for package in ("companion", "hardware", "web", "bench"):
+        compileall.compile_dir(str(ROOT / package), quiet=1)
+
+
+def _p99(values):
+    ordered = sorted(values)
+    return ordered[max(0, -(-99 * len(ordered) // 100) - 1)]
+
+
+# -- start ---------------------------------------------------------------------------
+
+class _Lines:
+    """Timestamps the first line of a child's pipe that contains each marker."""
+
+    def __init__(self, pipe, markers):
+        self.seen: dict[str, tuple[float, str]] = {}
+        self.markers = markers
+        self.event = threading.Event()
+        self.thread = threading.Thread(target=self._read, args=(pipe,), daemon=True)
+        self.thread.start()
+
+    def _read(self, pipe):
+        for line in pipe:
+            now = time.perf_counter()
+            for marker in self.markers:
+                if marker in line and marker not in self.seen:
+                    self.seen[marker] = (now, line)
+                    self.event.set()
+        self.event.set()
+
+    def wait(self, marker, timeout=60.0):
+        deadline = time.monotonic() + timeout
+        while marker not in self.seen:
+            self.event.clear()
+            if marker in self.seen or not self.thread.is_alive() or time.monotonic() > deadline:
+                break
+            self.event.wait(0.5)
+        if marker not in self.seen:
+            raise RuntimeError(f"the child never printed {marker!r}")
+        return self.seen[marker]
+
+
+def _spawn_companion(limit: cpulimit.CpuLimit, data: Path):
+    cmd = [sys.executable, "-m", "companion.cli", "run", "--mock", "--host", "127.0.0.1", "--port", "0",
+           "--data", str(data)]
+    started = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(),
+                            cwd=ROOT, preexec_fn=limit.enter)
+    out = _Lines(proc.stdout, ["companion: serving"])
+    err = _Lines(proc.stderr, ["box: first frame drawn"])
+    return proc, started, out, err
+
+
+def _stop(proc) -> None:
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def _port(line: str) -> int:
+    return int(line.split("http://127.0.0.1:")[1].split("/")[0])
+
+
+def _cpu_s(pid: int) -> float:
+    """CPU time the process has run so far (all its threads), from the scheduler."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (OSError, ValueError):
+            pass        # a thread that just ended
+    return total / 1e9
+
+
+def start(limit, repeat: int) -> dict:
+    """The wall-clock figures, and the CPU time spent until serving (which
+    does not depend on how busy the machine is: wall ≈ CPU / fraction)."""
+    frame, serving, state, cpu = [], [], [], []
+    for _ in range(repeat):
+        with tempfile.TemporaryDirectory(prefix="bench-pi-") as tmp:
+            proc, t0, out, err = _spawn_companion(limit, Path(tmp))
+            try:
+                at, line = out.wait("companion: serving")
+                cpu.append(_cpu_s(proc.pid))
+                serving.append(at - t0)
+                frame.append(err.wait("box: first frame drawn")[0] - t0)
+                conn = http.client.HTTPConnection("127.0.0.1", _port(line), timeout=30)
+                conn.request("GET", "/api/state")
+                conn.getresponse().read()
+                state.append(time.perf_counter() - t0)
+                conn.close()
+            finally:
+                _stop(proc)
+    return {"start_to_first_frame_s": round(statistics.median(frame), 3),
+            "start_to_serving_s": round(statistics.median(serving), 3),
+            "start_to_first_state_s": round(statistics.median(state), 3),
+            "start_cpu_to_serving_s": round(statistics.median(cpu), 3)}
+
+
+# -- 50 phones -----------------------------------------------------------------------------
+
+def phones(limit, clients: int, pushes: int) -> dict:
+    from . import bench_push
+
+    with tempfile.TemporaryDirectory(prefix="bench-pi-") as tmp:
+        data = Path(tmp)
+        (data / "companion.toml").write_text(f"max_streams = {clients + 4}\n")
+        proc, _t0, out, _err = _spawn_companion(limit, data)
+        try:
+            port = _port(out.wait("companion: serving")[1])
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            conn.request("POST", "/api/actions", headers={"Content-Type": "application/json", "X-Table-Pin": PIN},
+                         body=json.dumps({"type": "new_game", "game": "scoreboard",
+                                          "players": ["Ann", "Ben", "Chloé", "Dan"]}))
+            if conn.getresponse().status != 200:
+                raise RuntimeError("the companion refused new_game")
+            conn.close()
+            figures = bench_push._measure(proc, port, "/api/events", bench_push._add, clients, pushes)
+        finally:
+            _stop(proc)
+    return {f"phones_{clients}_p99_ms": figures["p99_ms"], f"phones_{clients}_median_ms": figures["median_ms"],
+            f"phones_{clients}_post_median_ms": figures["post_median_ms"]}
+
+
+# -- a press to the panel (runs in the throttled child) ------------------------------------------
+
+class CountingBus:
+    """An I²C bus that does nothing but count: what luma's ``i2c(bus=...)``
+    calls (``write_i2c_block_data(address, control, bytes)``, ≤ 32 bytes)."""
+
+    def __init__(self):
+        self.bytes = 0
+        self.clocks = 0
+
+    def write_i2c_block_data(self, address, control, data):
+        n = len(data)
+        self.bytes += n
+        self.clocks += 9 * (n + 2) + 2      # address + control + data, each with its ACK; start, stop
+
+
+def press_child(presses: int) -> dict:
+    """The box with the real driver stack on a counting bus; returns the samples."""
+    from gpiozero.pins.mock import MockFactory
+    from luma.core.interface.serial import i2c
+    from luma.oled.device import ssd1306 as luma_ssd1306
+
+    from companion.session import TableSession
+    from companion.store import Store
+    from hardware import Box
+    from hardware.pages import ssd1306
+    from hardware.testing import box_config
+
+    handed = threading.Event()
+    bus = CountingBus()
+    frames, driver, wire, done_at = [], [], [], [0.0]
+
+    class Timed(ssd1306):
+        def display(self, image):
+            before, t0 = bus.clocks, time.perf_counter()
+            super().display(image)
+            done_at[0] = time.perf_counter()
+            driver.append(done_at[0] - t0)
+            wire.append((bus.clocks - before) / I2C_HZ)
+            frames.append(image.copy())
+            handed.set()
+
+    with tempfile.TemporaryDirectory() as data:
+        store = Store(data)
+        session = TableSession(store)
+        session.submit({"type": "new_game", "game": "scoreboard", "players": ["Ann", "Ben", "Chloé", "Dan"]})
+        factory = MockFactory()
+        config = box_config(bounce_ms=2)
+        box = Box(session, config, mock=True, pin_factory=factory,
+                  display_factory=lambda: Timed(i2c(bus=bus, address=0x3C), width=128, height=64))
+        samples, drawn, sent = [], [], []
+        try:
+            box.start()
+            pins = {name: factory.pin(config["buttons"][name]) for name in ("up", "down")}
+            for i in range(presses):
+                pin = pins["down" if i % 2 == 0 else "up"]
+                handed.clear()
+                count = len(driver)
+                t0 = time.perf_counter()
+                pin.drive_low()
+                if not handed.wait(10):
+                    raise RuntimeError("no frame reached the panel")
+                samples.append(done_at[0] - t0 + wire[-1])
+                drawn.append(done_at[0] - t0 - driver[-1])
+                sent.append(wire[count])
+                pin.drive_high()
+                box.flush()
+                time.sleep(config["bounce_ms"] / 1000 + 0.0005)
+        finally:
+            box.close()
+            factory.reset()
+            store.close()
+    # The same frames through luma.oled's own driver (all 1024 bytes, pixel by pixel).
+    luma_bus = CountingBus()
+    luma = luma_ssd1306(i2c(bus=luma_bus, address=0x3C), width=128, height=64)
+    luma_times, luma_wire = [], []
+    for image in frames[-presses:]:
+        before, t0 = luma_bus.clocks, time.perf_counter()
+        luma.display(image)
+        luma_times.append(time.perf_counter() - t0)
+        luma_wire.append((luma_bus.clocks - before) / I2C_HZ)
+    ms = lambda v: round(v * 1000, 3)           # noqa: E731
+    return {"press_to_panel_p99_ms": ms(_p99(samples)), "press_to_panel_median_ms": ms(statistics.median(samples)),
+            "press_to_drawn_p99_ms": ms(_p99(drawn)),
+            "driver_p99_ms": ms(_p99(driver[-presses:])), "i2c_400k_median_ms": ms(statistics.median(sent)),
+            "luma_driver_p99_ms": ms(_p99(luma_times)), "luma_i2c_400k_median_ms": ms(statistics.median(luma_wire))}
+
+
+def press(limit, presses: int) -> dict:
+    proc = subprocess.run([sys.executable, "-m", "bench.bench_pi", "--press-child", str(presses)],
+                          capture_output=True, text=True, env=_env(), cwd=ROOT, preexec_fn=limit.enter, timeout=600)
+    if proc.returncode != 0:
+        raise RuntimeError(f"the press child failed: {proc.stderr.strip()[-500:]}")
+    return json.loads(proc.stdout)
+
+
+# -- solve fight --------------------------------------------------------------------------------------
+
+def solve_fight(limit, repeat: int) -> dict:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-m", "companion.cli", "solve", "fight"], capture_output=True,
+                              env=_env(), cwd=ROOT, preexec_fn=limit.enter, timeout=600)
+        times.append(time.perf_counter() - t0)
+        if proc.returncode != 0:
+            raise RuntimeError(f"solve fight failed: {proc.stderr.decode()[-300:]}")
+    return {"solve_fight_s": round(statistics.median(times), 3)}
+
+
+# -- all of it ------------------------------------------------------------------------------------------
+
+def measure(fraction, name: str, quick: bool) -> dict:
+    repeat, pushes, presses = (1, 20, 60) if quick else (3, 100, 300)
+    figures: dict = {}
+    with cpulimit.CpuLimit(name.replace("/", "-"), fraction) as limit:
+        for part in (lambda: start(limit, repeat), lambda: phones(limit, 50, pushes),
+                     lambda: press(limit, presses), lambda: solve_fight(limit, repeat)):
+            try:
+                figures.update(part())
+            except Exception as exc:        # one broken figure must not hide the others
+                figures.setdefault("errors", []).append(f"{type(exc).__name__}: {exc}")
+    return figures
+
+
+def run(quick: bool = False, speeds=tuple(SPEEDS)) -> dict:
+    """Every figure at every speed; ``{figure: {speed: value, ..., "target_1/8": t, "met": bool}}``."""
+    why_not = cpulimit.available()
+    compile_bytecode()
+    before = os.sched_getaffinity(0)
+    cpulimit.pin_generators()
+    by_speed: dict[str, dict] = {}
+    try:
+        for name in speeds:
+            if SPEEDS[name] is not None and why_not:
+                by_speed[name] = {"skipped": why_not}
+                continue
+            by_speed[name] = measure(SPEEDS[name], name, quick)
+    finally:
+        os.sched_setaffinity(0, before)
+    report: dict = {"what": "the companion throttled by a CPU cgroup (1/4, 1/8 of one core) beside the same "
+                            "figures unthrottled; load generators outside the cgroup",
+                    "cpu_under_test": cpulimit.cpus()[0], "cpu_generators": cpulimit.cpus()[1]}
+    figures = []
+    for values in by_speed.values():
+        figures += [k for k in values if k not in figures and k not in ("errors", "skipped")]
+    for figure in figures:
+        row = {name: values.get(figure, values.get("skipped", "-")) for name, values in by_speed.items()}
+        if figure in TARGETS and isinstance(row.get("1/8"), (int, float)):
+            row["target_1/8"] = TARGETS[figure]
+            row["met"] = row["1/8"] < TARGETS[figure]
+        report[figure] = row
+    for name, values in by_speed.items():
+        if values.get("errors"):
+            report[f"errors_{name}"] = "; ".join(values["errors"])
+    return report
+
+
+def table(report: dict) -> str:
+    lines = [report["what"]]
+    for figure, row in report.items():
+        if isinstance(row, dict):
+            cells = "  ".join(f"{k}={v}" for k, v in row.items())
+            lines.append(f"  {figure:<28} {cells}")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description="Pi-class figures (throttled by a CPU cgroup)")
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--speeds", default=",".join(SPEEDS))
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--press-child", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.press_child:
+        print(json.dumps(press_child(args.press_child)))
+        return 0
+    report = run(args.quick, tuple(args.speeds.split(",")))
+    print(json.dumps(report, indent=1) if args.json else table(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
