@@ -25,6 +25,10 @@ Figures, each a real child process:
   byte, address and control byte and start/stop included).  The same frames
   are then sent through luma.oled's own ``ssd1306`` class on the same kind
   of bus, for the driver cost before our change;
+* **press_during_hint** — the box on a FIGHT? grid, pressed again and again
+  while a cold hint search runs, in the hint process (what the box does)
+  and, for comparison, on a thread of the box's own process: the GIL makes
+  the thread variant lag the presses;
 * **solve_fight** — ``companion solve fight``, wall clock.
 
 Targets (at 1/8 of a core): press to panel < 30 ms p99, 50 phones < 50 ms
@@ -284,6 +288,91 @@ def press_child(presses: int) -> dict:
             "luma_driver_p99_ms": ms(_p99(luma_times)), "luma_i2c_400k_median_ms": ms(statistics.median(luma_wire))}
 
 
+def cold_hint(state):
+    """The solver from an empty memo (each search of the benchmark costs the same)."""
+    from companion import fight_solver
+
+    fight_solver.duel.cache_clear()
+    return fight_solver.hint(state)
+
+
+def hint_child(process: bool, rounds: int) -> dict:
+    """Presses on the FIGHT? grid while a cold hint search runs, in the hint
+    process (``process``) or on a thread of the box's process: from the pin
+    edge to the frame handed to the panel (a luma dummy), p99."""
+    from gpiozero.pins.mock import MockFactory
+    from luma.core.device import dummy
+
+    from companion.hints import HintWorker
+    from companion.session import TableSession
+    from companion.store import Store
+    from hardware import Box
+    from hardware.testing import box_config
+
+    handed, stamp = threading.Event(), [0.0]
+
+    class Timed(dummy):
+        def display(self, image):
+            stamp[0] = time.perf_counter()
+            super().display(image)
+            handed.set()
+
+    samples, searches = [], []
+    with tempfile.TemporaryDirectory() as data:
+        store = Store(data)
+        session = TableSession(store)
+        session.submit({"type": "new_game", "game": "fight", "players": ["Ann", "Ben"]})
+        factory = MockFactory()
+        config = box_config(bounce_ms=2)
+        box = Box(session, config, mock=True, pin_factory=factory,
+                  display_factory=lambda: Timed(width=128, height=64, mode="1"))
+        try:
+            box.start()
+            pins = {name: factory.pin(config["buttons"][name]) for name in ("up", "down")}
+            state = session.public()
+            for _ in range(rounds):
+                worker = HintWorker(process=process, solver="bench.bench_pi:cold_hint")
+                worker.hint({"game": "fight", "turn": None, "coins": [], "table": {}})   # the process is up
+                answered = threading.Event()
+                t0 = time.perf_counter()
+                worker.ask(state, lambda hint: answered.set())
+                i = 0
+                while not answered.is_set():
+                    pin = pins["down" if i % 2 == 0 else "up"]
+                    i += 1
+                    handed.clear()
+                    edge = time.perf_counter()
+                    pin.drive_low()
+                    if not handed.wait(10):
+                        raise RuntimeError("no frame reached the panel")
+                    samples.append(stamp[0] - edge)
+                    pin.drive_high()
+                    box.flush()
+                    time.sleep(config["bounce_ms"] / 1000 + 0.0005)
+                searches.append(time.perf_counter() - t0)
+                worker.close()
+        finally:
+            box.close()
+            factory.reset()
+            store.close()
+    kind = "process" if process else "thread"
+    return {f"press_during_hint_{kind}_p99_ms": round(_p99(samples) * 1000, 3),
+            f"press_during_hint_{kind}_median_ms": round(statistics.median(samples) * 1000, 3),
+            f"hint_search_{kind}_s": round(statistics.median(searches), 3)}
+
+
+def hints_during(limit, rounds: int) -> dict:
+    figures = {}
+    for mode in ("process", "thread"):
+        proc = subprocess.run([sys.executable, "-m", "bench.bench_pi", "--hint-child", mode, str(rounds)],
+                              capture_output=True, text=True, env=_env(), cwd=ROOT, preexec_fn=limit.enter,
+                              timeout=900)
+        if proc.returncode != 0:
+            raise RuntimeError(f"the hint child failed: {proc.stderr.strip()[-500:]}")
+        figures.update(json.loads(proc.stdout))
+    return figures
+
+
 def press(limit, presses: int) -> dict:
     proc = subprocess.run([sys.executable, "-m", "bench.bench_pi", "--press-child", str(presses)],
                           capture_output=True, text=True, env=_env(), cwd=ROOT, preexec_fn=limit.enter, timeout=600)
@@ -309,11 +398,12 @@ def solve_fight(limit, repeat: int) -> dict:
 # -- all of it ------------------------------------------------------------------------------------------
 
 def measure(fraction, name: str, quick: bool) -> dict:
-    repeat, pushes, presses = (1, 20, 60) if quick else (3, 100, 300)
+    repeat, pushes, presses, rounds = (1, 20, 60, 1) if quick else (3, 100, 300, 3)
     figures: dict = {}
     with cpulimit.CpuLimit(name.replace("/", "-"), fraction) as limit:
         for part in (lambda: start(limit, repeat), lambda: phones(limit, 50, pushes),
-                     lambda: press(limit, presses), lambda: solve_fight(limit, repeat)):
+                     lambda: press(limit, presses), lambda: hints_during(limit, rounds),
+                     lambda: solve_fight(limit, repeat)):
             try:
                 figures.update(part())
             except Exception as exc:        # one broken figure must not hide the others
@@ -369,9 +459,13 @@ def main(argv=None) -> int:
     parser.add_argument("--speeds", default=",".join(SPEEDS))
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--press-child", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--hint-child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.press_child:
         print(json.dumps(press_child(args.press_child)))
+        return 0
+    if args.hint_child:
+        print(json.dumps(hint_child(args.hint_child[0] == "process", int(args.hint_child[1]))))
         return 0
     report = run(args.quick, tuple(args.speeds.split(",")))
     print(json.dumps(report, indent=1) if args.json else table(report))
