@@ -329,10 +329,11 @@ def cold_hint(state):
     return fight_solver.hint(state)
 
 
-def hint_child(process: bool, rounds: int) -> dict:
+def hint_child(kind: str, rounds: int) -> dict:
     """Presses on the FIGHT? grid while a cold hint search runs, in the hint
-    process (``process``) or on a thread of the box's process: from the pin
-    edge to the frame handed to the panel (a luma dummy), p99."""
+    process (``kind`` "process…") or on a thread of the box's process: from
+    the pin edge to the frame handed to the panel (a luma dummy), p99."""
+    process = kind.startswith("process")
     from gpiozero.pins.mock import MockFactory
     from luma.core.device import dummy
 
@@ -366,6 +367,10 @@ def hint_child(process: bool, rounds: int) -> dict:
             for _ in range(rounds):
                 worker = HintWorker(process=process, solver="bench.bench_pi:cold_hint")
                 worker.hint({"game": "fight", "turn": None, "coins": [], "table": {}})   # the process is up
+                if os.environ.get("BENCH_PI_HINT_CGROUP") and worker._child is not None:
+                    # As on a Pi's other core: the hint process leaves the box's cgroup for its own.
+                    Path(os.environ["BENCH_PI_HINT_CGROUP"], "cgroup.procs").write_text(str(worker._child.pid))
+                    os.sched_setaffinity(worker._child.pid, {int(os.environ["BENCH_PI_HINT_CPU"])})
                 answered = threading.Event()
                 t0 = time.perf_counter()
                 worker.ask(state, lambda hint: answered.set())
@@ -388,18 +393,33 @@ def hint_child(process: bool, rounds: int) -> dict:
             box.close()
             factory.reset()
             store.close()
-    kind = "process" if process else "thread"
     return {f"press_during_hint_{kind}_p99_ms": round(_p99(samples) * 1000, 3),
             f"press_during_hint_{kind}_median_ms": round(statistics.median(samples) * 1000, 3),
             f"hint_search_{kind}_s": round(statistics.median(searches), 3)}
 
 
 def hints_during(limit, rounds: int) -> dict:
+    """Three ways: the hint process in the box's own cgroup (sharing its
+    fraction of a core: pessimistic), the hint process in a cgroup of its
+    own with the same fraction on the other CPU (a Pi Zero 2 W has four
+    cores: the hint runs beside the box), and the search on a thread."""
     figures = {}
-    for mode in ("process", "thread"):
-        proc = subprocess.run([sys.executable, "-m", "bench.bench_pi", "--hint-child", mode, str(rounds)],
-                              capture_output=True, text=True, env=_env(), cwd=ROOT, preexec_fn=limit.enter,
-                              timeout=900)
+    for mode in ("process", "process_own_core", "thread"):
+        env = _env()
+        own = cpulimit.CpuLimit("hint", limit.fraction, cpu=cpulimit.cpus()[1]) \
+            if mode == "process_own_core" and limit.path is not None else None
+        if mode == "process_own_core" and own is None:
+            continue                                    # unthrottled: the same as "process"
+        if own is not None:
+            env["BENCH_PI_HINT_CGROUP"] = str(own.path)
+            env["BENCH_PI_HINT_CPU"] = str(own.cpu)
+        try:
+            proc = subprocess.run([sys.executable, "-m", "bench.bench_pi", "--hint-child", mode, str(rounds)],
+                                  capture_output=True, text=True, env=env, cwd=ROOT, preexec_fn=limit.enter,
+                                  timeout=900)
+        finally:
+            if own is not None:
+                own.__exit__()
         if proc.returncode != 0:
             raise RuntimeError(f"the hint child failed: {proc.stderr.strip()[-500:]}")
         figures.update(json.loads(proc.stdout))
@@ -498,7 +518,7 @@ def main(argv=None) -> int:
         print(json.dumps(press_child(args.press_child)))
         return 0
     if args.hint_child:
-        print(json.dumps(hint_child(args.hint_child[0] == "process", int(args.hint_child[1]))))
+        print(json.dumps(hint_child(args.hint_child[0], int(args.hint_child[1]))))
         return 0
     report = run(args.quick, tuple(args.speeds.split(",")))
     print(json.dumps(report, indent=1) if args.json else table(report))

@@ -22,6 +22,7 @@ import subprocess
 from pathlib import Path
 
 PERIOD_US = 10_000
+_ALLOWED = sorted(os.sched_getaffinity(0))     # before pin_generators() narrows this process
 V1 = Path("/sys/fs/cgroup/cpu")
 V2 = Path("/sys/fs/cgroup")
 
@@ -55,7 +56,7 @@ def available() -> str | None:
 def cpus() -> tuple[int | None, int | None]:
     """(the CPU of the process under test, the CPU of the load generators);
     None when there is a single CPU (no pinning then)."""
-    allowed = sorted(os.sched_getaffinity(0))
+    allowed = _ALLOWED
     if len(allowed) < 2:
         return None, None
     return allowed[-1], allowed[0]
@@ -66,9 +67,9 @@ class CpuLimit:
     same pinning, for the baseline run).  Use as a context manager; pass
     :meth:`enter` as ``preexec_fn``."""
 
-    def __init__(self, name: str, fraction: float | None):
+    def __init__(self, name: str, fraction: float | None, cpu: int | None = None):
         self.fraction = fraction
-        self.cpu, _ = cpus()
+        self.cpu = cpus()[0] if cpu is None else cpu
         self.path: Path | None = None
         if fraction is None:
             return
