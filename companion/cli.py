@@ -179,9 +179,16 @@ def cmd_run(args) -> int:
     :func:`web.serve.run`): imports make tens of thousands of objects that
     live for ever, and scanning them again and again is ~8 % of the start."""
     import gc
-    import logging
 
     gc.disable()
+    try:
+        return _run_box_first(args)
+    finally:
+        gc.enable()         # already on once serving; here for a start that failed
+
+
+def _run_box_first(args) -> int:
+    import logging
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from .session import TableSession

@@ -24,7 +24,6 @@ from __future__ import annotations
 import logging
 import os
 import re
-import tomllib
 from pathlib import Path
 
 from companion import games
@@ -264,6 +263,8 @@ def save_language(path: Path, language: str) -> bool:
 
     (``COMPANION_LANG``, and ``--config FILE`` which replaces this file,
     still win at the next start.)"""
+    import tomllib      # here: the box's start need not pay for its regexes
+
     line = f'language = "{language}"'
     try:
         text = path.read_text(encoding="utf-8") if path.exists() else ""
