@@ -119,3 +119,43 @@ def test_a_change_from_a_phone_drops_the_awaited_hint(box, session, gate):
     finally:
         gate.touch()
         worker.close()
+
+
+def test_a_phone_waiting_for_a_hint_does_not_hold_up_the_box(box, session, gate):
+    """/api/fight/hint waits on the hint worker on its own thread: the box
+    answers presses meanwhile, and the phone gets the solver's move."""
+    import threading
+
+    from test_web_support import make_app
+
+    worker = HintWorker(solver="hint_gate:gated_hint")
+    app = make_app(session, box=box)
+    app.extensions["companion.hints"] = worker
+    try:
+        start(box, session, ["Ann", "Ben"])
+        answer = []
+        phone = threading.Thread(target=lambda: answer.append(app.test_client().get("/api/fight/hint").json))
+        phone.start()
+        assert wait_for(lambda: worker.busy)
+        box.press("down")                                   # the box moves on while the phone waits
+        shows(box, "Ann plays")
+        box.press("ok")
+        shows(box, "\u2192")                                 # choosing the change
+        assert phone.is_alive() and not answer
+        gate.touch()
+        phone.join(30)
+        expected = fight_solver.hint(session.public())
+        assert answer[0]["play"] == expected.play and answer[0]["take"] == list(expected.take)
+    finally:
+        gate.touch()
+        worker.close()
+        app.extensions["companion"].close()
+
+
+def wait_for(predicate, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.005)
+    return True
