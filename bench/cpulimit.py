@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from pathlib import Path
 
 PERIOD_US = 10_000
@@ -100,11 +101,14 @@ class CpuLimit:
         return self
 
     def __exit__(self, *exc) -> None:
-        if self.path is not None:
+        if self.path is None:
+            return
+        for _ in range(50):                 # a process just ended may still be leaving it
             try:
-                self.path.rmdir()           # fails while a process is still in it
+                self.path.rmdir()
+                return
             except OSError:
-                pass
+                time.sleep(0.02)
 
 
 def pin_generators() -> None:
