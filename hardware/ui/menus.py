@@ -31,10 +31,7 @@ from __future__ import annotations
 import logging
 import os
 import re
-import tomllib
 from pathlib import Path
-
-import segno
 
 from companion import games
 from companion.i18n import LANGUAGES, _, normalise, set_language
@@ -288,6 +285,8 @@ def save_language(path: Path, language: str) -> bool:
 
     (``COMPANION_LANG``, and ``--config FILE`` which replaces this file,
     still win at the next start.)"""
+    import tomllib      # here: the box's start need not pay for its regexes
+
     line = f'language = "{language}"'
     try:
         text = path.read_text(encoding="utf-8") if path.exists() else ""
@@ -410,6 +409,8 @@ def qr_image(url: str, scale: int = 2):
     """The QR code of ``url`` as a mode "1" image with lit quiet zone and dark
     modules (scanners want dark on light), or None if it cannot fit 64 px at
     2 px per module (1 px per module does not scan)."""
+    import segno        # here, not at the top: 25 ms of imports the box's first frame need not wait for
+
     code = segno.make_qr(url, error="m")
     size = code.symbol_size(scale=1, border=0)[0]
     for border in (2, 1):
