@@ -33,7 +33,7 @@ from companion.i18n import N_, _
 
 from .. import draw as d
 from ..draw import Canvas
-from .base import Controller, lead_marker
+from .base import Controller, UndoStep, hint_line, lead_marker
 
 HINT = "hint"
 NAME_W = 40          # the name column
@@ -93,9 +93,13 @@ class FightController(Controller):
         return [v for v in self._values() if purse[str(v)]] + [HINT]
 
     def sync(self, public, change) -> None:
-        self.public = public
+        previous, self.public = self.public, public
         if change is not None and change.kind not in ("action", "undo", "new_game", "resume"):
             return
+        if change is not None and change.kind == "action" and not public["finished"]:
+            gone = [s for s in public.get("out") or () if s not in (previous.get("out") or ())]
+            if gone:        # said at once: the grid only stops listing the seat
+                self.app.show_message(_("{name} is out: no coins left", name=public["players"][gone[-1]]))
         self.mode = "end" if public["finished"] else "play"
         self.slot, self.coin, self.hint = 0, None, None
         if change is not None and change.kind == "action" and public["finished"]:
@@ -217,26 +221,40 @@ class FightController(Controller):
         perfect play or the labelled team-up heuristic (3+ seats)."""
         h = self.hint
         name = p["players"][p["turn"]]
-        c.header(_("Hint for {name}", name=name), _("OK: play it") if h else "")
+        c.header(_("Hint for {name}", name=name))
         reason = d.wrap(_(h.reason), d.SMALL, d.WIDTH - 2)
         y, step = 14, 10
         if h:
             move = _("{coin} \u2192 {change}", coin=h.play, change=change_text(h.take))
             if len(reason) < 4:
                 c.center(15, move, d.largest_fitting(move, d.WIDTH - 2, (d.TITLE, d.STRONG, d.BODY)))
-                y, step = 31, 10
+                y, step = 30, 9
             else:
                 c.center(13, move, d.largest_fitting(move, d.WIDTH - 2, (d.STRONG, d.BODY)))
                 y, step = 26, 9
-        for line in reason[: (d.HEIGHT - y) // step]:
+        for line in reason[: (d.HEIGHT - 10 - y) // step]:
             c.center(y, line, d.SMALL)
             y += step
+        hint_line(c, _("OK: play it · BACK: back") if h else _("OK or BACK: back"))
 
     def _draw_end(self, c: Canvas, p: dict) -> None:
         winner = p["players"][p["winner"][0]]
-        c.header(_("Game over"), _("OK: menu"))
+        c.header(_("Game over"), _("last in"))
         text = _("{name} wins!", name=winner)
-        c.center(15, text, d.largest_fitting(text, d.WIDTH - 2, (d.BIG, d.TITLE, d.STRONG)))
+        c.center(14, text, d.largest_fitting(text, d.WIDTH - 2, (d.BIG, d.TITLE, d.STRONG)))
         out = [p["players"][s] for s in reversed(p["out"])]
         for i, line in enumerate(d.wrap(_("then: {names}", names=", ".join(out)), d.SMALL, d.WIDTH - 2)[:2]):
-            c.center(38 + i * 10, line, d.SMALL)
+            c.center(33 + i * 10, line, d.SMALL)
+        hint_line(c, _("OK or BACK: menu"))
+
+    def describe_undo(self, step: UndoStep) -> str:
+        return describe_undo(step)
+
+
+def describe_undo(step: UndoStep) -> str:
+    """A turn, public: "Ann's turn: 10 → 5+2"."""
+    a = step.action
+    if a.get("type") != "turn":
+        return ""
+    return _("{name}'s turn: {coin} \u2192 {change}", name=step.name(a.get("seat")), coin=a["play"],
+             change=change_text(a.get("take") or ()))

@@ -38,7 +38,7 @@ from companion.i18n import N_, _
 
 from .. import draw as d
 from ..draw import Canvas
-from .base import REVEAL_S, Controller, lead_marker, pass_screen, result_screen
+from .base import REVEAL_S, Controller, UndoStep, hint_line, lead_marker, pass_screen
 
 SEATS = 4
 LIMIT = 20          # the round's ±20
@@ -146,11 +146,11 @@ class ThirdManController(Controller):
         p = self.public
         if self.mode in ("reveal", "round_end"):
             self.app.cancel_timer("third-man")
-            self._after_result()        # any button: go on
-            return True
+            self._after_result()        # OK (or UP/DOWN): go on; BACK: go on to the menu
+            return name != "back"
         if self.mode == "last":
             self._set("track")
-            return True
+            return name != "back"
         if self.mode == "match_end":
             if name == "ok":
                 self.app.open_menu()    # a new game, most likely
@@ -205,37 +205,38 @@ class ThirdManController(Controller):
         return _("Round {r} · bid {b}", r=p["round"], b=p["bids"] + 1)
 
     def _draw_track(self, c: Canvas, p: dict) -> None:
-        cards = max(len(h) for h in p["hands"])
-        c.header(self._bid_title(p), _("{n} cards", n=cards))
+        c.header(self._bid_title(p), "")
+        lead_legend(c)
         for seat, name in enumerate(p["players"]):
-            y = 14 + seat * 12
+            y = 13 + seat * 10
             if seat == p["lead"]:
                 lead_marker(c, 0, y + 3)
-            c.text_fit(5, y, name, 48, d.BODY)
+            c.text_fit(5, y, name, 48, d.SMALL)
             c.dots(55, y + 4, p["tokens"][seat], limit=3)
-            c.right(93, y, d.number(p["scores"][seat]), d.BODY)
-            c.bar(96, y + 1, 32, 9, p["scores"][seat], LIMIT)
+            c.right(93, y, d.number(p["scores"][seat]), d.SMALL)
+            c.bar(96, y + 2, 32, 7, p["scores"][seat], LIMIT)
+        hint_line(c, _("OK: next bid · BACK: menu"))
 
     def _draw_lead(self, c: Canvas, p: dict) -> None:
         lead = p["players"][p["lead"]]
         c.header(self._bid_title(p))
         c.center(15, _("{name} leads: show a card", name=lead), d.BODY)
-        card_row(c, 31, p["hands"][p["lead"]], self.cursor)
-        c.footer(_("▲▼ choose · OK show"))
+        card_row(c, 30, p["hands"][p["lead"]], self.cursor)
+        hint_line(c, _("OK: show · BACK: track"))
 
     def _draw_pass(self, c: Canvas, p: dict) -> None:
         lead = p["lead"]
         done = [p["players"][s] for s in _order(lead) if s in p["pending"]["entered"] and s != lead]
         pass_screen(c, _("{name} shows {card}", name=p["players"][lead], card=p["pending"]["lead_card"]),
-                    _("bid {b}", b=p["bids"] + 1), done, p["players"][self.seat])
+                    _("bid {b}", b=p["bids"] + 1), done, p["players"][self.seat], _("OK: ready · BACK: menu"))
 
     def _draw_pick(self, c: Canvas, p: dict) -> None:
         name = p["players"][self.seat]
         c.private = True
         c.header(_("{name}, your secret card", name=name))
         c.center(15, _("{name} shows {card}", name=p["players"][p["lead"]], card=p["pending"]["lead_card"]), d.BODY)
-        card_row(c, 31, self._own_hand(), self.cursor)
-        c.footer(_("▲▼ choose · OK lock"))
+        card_row(c, 30, self._own_hand(), self.cursor)
+        hint_line(c, _("OK: lock · BACK: pass"))
 
     def _draw_last(self, c: Canvas, p: dict) -> None:
         self._draw_reveal(c, p, _("Last bid"))
@@ -252,22 +253,86 @@ class ThirdManController(Controller):
                 title, right = _("Annulled: bid again"), ""
         c.header(title, right)
         for seat, name in enumerate(p["players"]):
-            y = 14 + seat * 12
+            y = 13 + seat * 10
             if seat == lead:
                 lead_marker(c, 0, y + 3)
-            c.text_fit(5, y, name, 62, d.BODY)
-            c.right(80, y - 1, str(last["cards"][seat]), d.TITLE)
-            c.right(d.WIDTH - 1, y, d.signed(last["points"][seat]), d.STRONG)
+            c.text_fit(5, y, name, 62, d.SMALL)
+            c.right(80, y - 1, str(last["cards"][seat]), d.STRONG)
+            c.right(d.WIDTH - 1, y - 1, d.signed(last["points"][seat]), d.STRONG)
+        hint_line(c, _("OK: go on · BACK: menu"))
 
     def _draw_round_end(self, c: Canvas, p: dict) -> None:
-        token = p["rounds"][-1]["token"]
-        result_screen(c, _("Round {r} over", r=len(p["rounds"])), "",
-                      _("Token for {name}", name=p["players"][token]), p["players"], p["tokens"], token)
+        result = p["rounds"][-1]
+        token = result["token"]
+        c.header(_("Round {r} over", r=len(p["rounds"])), round_reason(p["players"], result["scores"]))
+        headline = _("Token for {name}", name=p["players"][token])
+        c.center(14, headline, d.largest_fitting(headline, d.WIDTH - 2, (d.TITLE, d.STRONG)))
+        score_grid(c, 30, p["players"], result["scores"], p["tokens"], token)
+        hint_line(c, _("OK: go on · BACK: menu"))
 
     def _draw_match_end(self, c: Canvas, p: dict) -> None:
         winner = p["winner"][0]
-        result_screen(c, _("Match over"), _("OK: menu"), _("{name} wins!", name=p["players"][winner]),
-                      p["players"], p["tokens"], winner)
+        result = p["rounds"][-1]
+        c.header(_("Match over"), round_reason(p["players"], result["scores"]))
+        headline = _("{name} wins!", name=p["players"][winner])
+        c.center(14, headline, d.largest_fitting(headline, d.WIDTH - 2, (d.TITLE, d.STRONG)))
+        score_grid(c, 30, p["players"], result["scores"], p["tokens"], winner)
+        hint_line(c, _("OK or BACK: menu"))
+
+    # -- the undo prompt ---------------------------------------------------------
+    def describe_undo(self, step: UndoStep) -> str:
+        return describe_undo(step)
+
+
+def describe_undo(step: UndoStep) -> str:
+    """What undoing a Third Man bid takes back: the lead's open card by its
+    value ("Ann's bid of 5"); a secret card by its seat only ("Ben's
+    locked card"), with the reveal it completed, if any."""
+    action = step.action
+    if action.get("type") != "bid":
+        return ""
+    name = step.name(action.get("seat"))
+    if not step.secret:
+        return _("{name}'s bid of {card}", name=name, card=action["card"])
+    if step.after.get("last") != step.before.get("last") or step.after.get("round") != step.before.get("round"):
+        return _("{name}'s locked card and the reveal", name=name)
+    return _("{name}'s locked card", name=name)
+
+
+def round_reason(players: list[str], scores: list[int]) -> str:
+    """Why a round ended (rules: +20 or more, −20 or less, or the 9th scored bid)."""
+    high = max(range(len(scores)), key=lambda s: scores[s])
+    low = min(range(len(scores)), key=lambda s: scores[s])
+    if scores[high] >= LIMIT:
+        return _("+20: {name}", name=players[high])
+    if scores[low] <= -LIMIT:
+        return _("\u221220: {name}", name=players[low])
+    return _("9th bid")
+
+
+def lead_legend(c: Canvas) -> None:
+    """The header's right end: the lead's triangle and the word for it
+    ("▶ leads"), so the mark on the track explains itself."""
+    word = _("leads")
+    width = d.text_width(word, d.SMALL)
+    c.fill(d.WIDTH - width - 8, 0, d.WIDTH - 1, 11, d.OFF)
+    lead_marker(c, d.WIDTH - width - 6, 2)
+    c.right(d.WIDTH - 1, 0, word, d.SMALL)
+
+
+def score_grid(c: Canvas, y: int, players: list[str], scores: list[int], tokens: list[int],
+               highlight: int | None) -> None:
+    """Four seats in two columns: name, the round's final score, tokens (dots);
+    the token's taker in bold."""
+    for seat, name in enumerate(players[:SEATS]):
+        x, row_y = (seat % 2) * 65, y + (seat // 2) * 11
+        font = d.STRONG if seat == highlight else d.BODY
+        score = d.number(scores[seat])
+        dots = min(tokens[seat], 3) * 5 if tokens[seat] else 0
+        score_x = x + 61 - dots
+        c.right(score_x, row_y, score, font)
+        c.text_fit(x, row_y, name, score_x - x - d.text_width(score, font) - 3, font)
+        c.dots(score_x + 2, row_y + 4, tokens[seat], limit=3)     # the match's tokens so far
 
 
 def _move(cursor: int, name: str, size: int) -> int:
