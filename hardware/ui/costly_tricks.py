@@ -205,7 +205,7 @@ class CostlyTricksController(Controller):
     def _draw_hand_end(self, c: Canvas, p: dict) -> None:
         token = p["hands"][-1]["token"]
         headline = _("No token: 0 to 0") if token is None else _("Token for {name}", name=p["players"][token])
-        self._draw_result(c, p, _("Hand {h} over", h=len(p["hands"])), _("points"), headline)
+        self._draw_result(c, p, _("Hand {h} over", h=len(p["hands"])), "", headline)
         hint_line(c, _("OK: go on · BACK: menu"))
 
     def _draw_match_end(self, c: Canvas, p: dict) -> None:

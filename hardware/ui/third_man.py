@@ -264,19 +264,21 @@ class ThirdManController(Controller):
     def _draw_round_end(self, c: Canvas, p: dict) -> None:
         result = p["rounds"][-1]
         token = result["token"]
-        c.header(_("Round {r} over", r=len(p["rounds"])), round_reason(p["players"], result["scores"]))
+        c.header(_("Round {r} over", r=len(p["rounds"])))
         headline = _("Token for {name}", name=p["players"][token])
         c.center(14, headline, d.largest_fitting(headline, d.WIDTH - 2, (d.TITLE, d.STRONG)))
-        score_grid(c, 30, p["players"], result["scores"], p["tokens"], token)
+        c.center(27, round_reason(p["players"], result["scores"]), d.SMALL)
+        score_grid(c, 36, p["players"], result["scores"], p["tokens"], token)
         hint_line(c, _("OK: go on · BACK: menu"))
 
     def _draw_match_end(self, c: Canvas, p: dict) -> None:
         winner = p["winner"][0]
         result = p["rounds"][-1]
-        c.header(_("Match over"), round_reason(p["players"], result["scores"]))
+        c.header(_("Match over"), _("tokens"))
         headline = _("{name} wins!", name=p["players"][winner])
         c.center(14, headline, d.largest_fitting(headline, d.WIDTH - 2, (d.TITLE, d.STRONG)))
-        score_grid(c, 30, p["players"], result["scores"], p["tokens"], winner)
+        c.center(27, round_reason(p["players"], result["scores"]), d.SMALL)
+        score_grid(c, 36, p["players"], result["scores"], p["tokens"], winner)
         hint_line(c, _("OK or BACK: menu"))
 
     # -- the undo prompt ---------------------------------------------------------
@@ -304,10 +306,10 @@ def round_reason(players: list[str], scores: list[int]) -> str:
     high = max(range(len(scores)), key=lambda s: scores[s])
     low = min(range(len(scores)), key=lambda s: scores[s])
     if scores[high] >= LIMIT:
-        return _("+20: {name}", name=players[high])
+        return _("{name} reached +20", name=players[high])
     if scores[low] <= -LIMIT:
-        return _("\u221220: {name}", name=players[low])
-    return _("9th bid")
+        return _("{name} reached \u221220", name=players[low])
+    return _("9 bids played")
 
 
 def lead_legend(c: Canvas) -> None:
@@ -325,8 +327,8 @@ def score_grid(c: Canvas, y: int, players: list[str], scores: list[int], tokens:
     """Four seats in two columns: name, the round's final score, tokens (dots);
     the token's taker in bold."""
     for seat, name in enumerate(players[:SEATS]):
-        x, row_y = (seat % 2) * 65, y + (seat // 2) * 11
-        font = d.STRONG if seat == highlight else d.BODY
+        x, row_y = (seat % 2) * 65, y + (seat // 2) * 9
+        font = d.STRONG if seat == highlight else d.SMALL
         score = d.number(scores[seat])
         dots = min(tokens[seat], 3) * 5 if tokens[seat] else 0
         score_x = x + 61 - dots
