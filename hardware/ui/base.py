@@ -132,6 +132,15 @@ def lead_marker(c: Canvas, x: int, y: int, fill=d.ON) -> None:
     c.draw.polygon([(x, y), (x, y + 6), (x + 3, y + 3)], fill=fill, outline=fill)
 
 
+def lead_legend(c: Canvas, word: str) -> None:
+    """The header's right end: the triangle and what it marks ("▶ leads"),
+    so that the mark on the rows explains itself."""
+    width = d.text_width(word, d.SMALL)
+    c.fill(d.WIDTH - width - 8, 0, d.WIDTH - 1, 11, d.OFF)
+    lead_marker(c, d.WIDTH - width - 6, 2)
+    c.right(d.WIDTH - 1, 0, word, d.SMALL)
+
+
 def pass_screen(c: Canvas, header: str, header_right: str, done: list[str], name: str, hint: str = "") -> None:
     """The shared screen between two secret entries: who has locked (names
     only, never a value), and whom to pass the box to; ``hint`` says what

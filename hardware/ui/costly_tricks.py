@@ -172,16 +172,16 @@ class CostlyTricksController(Controller):
             room = 66 - (min(tokens, 3) * 5 + 3 if tokens else 0)
             width = c.text_fit(5, row, p["players"][s], room, font)
             c.dots(5 + width + 3, row + 4, tokens, limit=3)
-            c.right(98, row + 1, _("{n} tr.", n=tricks[s]), d.SMALL)
+            c.right(98, row + (1 if font is d.BODY else 0), _("{n} tr.", n=tricks[s]), d.SMALL)
             c.right(d.WIDTH - 1, row, d.signed(scores[s]), d.STRONG if font is d.BODY else font)
 
     def _draw_trick(self, c: Canvas, p: dict) -> None:
         played = sum(p["tricks"])
         c.header(_("Hand {h} · trick {t}/{n}", h=len(p["hands"]) + 1, t=played + 1, n=TRICKS))
-        self._draw_sides(c, p, 13, p["lead"], p["scores"], p["tricks"], step=10, font=d.SMALL)
+        self._draw_sides(c, p, 13, p["lead"], p["scores"], p["tricks"], step=9, font=d.SMALL)
         label = _("Won by")
         seat = d.fit(seat_label(p["players"], self.cursor), d.SMALL, d.WIDTH - 9 - d.text_width(label, d.SMALL))
-        c.row(33, label, self.field == 0, height=10, right=seat, font=d.SMALL)
+        c.row(33, label, self.field == 0, height=10, right=seat, font=d.SMALL)     # under the sides' descenders
         if self._last_trick():
             c.row(43, _("Points (the rest)"), False, height=10, right=str(self.points.value), font=d.SMALL)
             hint_line(c, _("OK: enter · BACK: menu"))

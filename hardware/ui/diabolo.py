@@ -38,7 +38,7 @@ from companion.i18n import N_, _
 
 from .. import draw as d
 from ..draw import Canvas
-from .base import REVEAL_S, Controller, UndoStep, hint_line, lead_marker, pass_screen
+from .base import REVEAL_S, Controller, UndoStep, hint_line, lead_legend, lead_marker, pass_screen
 from .number_entry import Stepper
 
 COLOURS = 5
@@ -328,6 +328,8 @@ class DiaboloController(Controller):
             if d.text_width(scored, d.SMALL) <= room:
                 break
         c.header(title, scored if p["scored"] else "")
+        if not p["scored"]:
+            lead_legend(c, _("places"))         # the triangle: whose turn it is to place a card
         self._seat_rows(c, p, lambda s: d.number(p["scores"][s]), hint=_("OK: score · BACK: menu"))
 
     def _draw_color(self, c: Canvas, p: dict) -> None:
@@ -384,11 +386,10 @@ class DiaboloController(Controller):
         c.header(_("{color} scored", color=r["color"]), _("round {r}", r=r["round"]))
         who = [(s, v) for s, v in enumerate(r["delta"]) if v]
         if who:
-            seat, points = who[0]
-            headline = f"{p['players'][seat]} {d.signed(points)}"
+            headline = " · ".join(f"{p['players'][seat]} {d.signed(points)}" for seat, points in who)
         else:
             headline = _("Nobody scores")
-        c.center(16, headline, d.largest_fitting(headline, d.WIDTH - 2, (d.BIG, d.TITLE, d.STRONG)))
+        c.center(16, headline, d.largest_fitting(headline, d.WIDTH - 2, (d.BIG, d.TITLE, d.STRONG, d.SMALL)))
         if r["doubled"]:
             names = ", ".join(p["players"][s] for s in r["doubled"])
             for i, line in enumerate(d.wrap(_("Doubles played: {names}", names=names), d.SMALL, d.WIDTH - 2)[:2]):
@@ -401,7 +402,7 @@ class DiaboloController(Controller):
 
     def _draw_game_end(self, c: Canvas, p: dict) -> None:
         winners = set(p["winner"])
-        c.header(_("Game over"), _("OK: menu"))
+        c.header(_("Game over"), _("\u2605 wins"))
         self._seat_rows(c, p, lambda s: ("\u2605 " if s in winners else "") + d.number(p["scores"][s]), marks=False,
                         hint=_("OK or BACK: menu"))
 

@@ -38,7 +38,7 @@ from companion.i18n import N_, _
 
 from .. import draw as d
 from ..draw import Canvas
-from .base import REVEAL_S, Controller, UndoStep, hint_line, lead_marker, pass_screen
+from .base import REVEAL_S, Controller, UndoStep, hint_line, lead_legend, lead_marker, pass_screen
 
 SEATS = 4
 LIMIT = 20          # the round's ±20
@@ -206,7 +206,7 @@ class ThirdManController(Controller):
 
     def _draw_track(self, c: Canvas, p: dict) -> None:
         c.header(self._bid_title(p), "")
-        lead_legend(c)
+        lead_legend(c, _("leads"))
         for seat, name in enumerate(p["players"]):
             y = 13 + seat * 10
             if seat == p["lead"]:
@@ -266,9 +266,9 @@ class ThirdManController(Controller):
         token = result["token"]
         c.header(_("Round {r} over", r=len(p["rounds"])))
         headline = _("Token for {name}", name=p["players"][token])
-        c.center(14, headline, d.largest_fitting(headline, d.WIDTH - 2, (d.TITLE, d.STRONG)))
-        c.center(27, round_reason(p["players"], result["scores"]), d.SMALL)
-        score_grid(c, 36, p["players"], result["scores"], p["tokens"], token)
+        c.center(13, headline, d.largest_fitting(headline, d.WIDTH - 2, (d.TITLE, d.STRONG)))
+        c.center(25, round_reason(p["players"], result["scores"]), d.SMALL)
+        score_grid(c, 35, p["players"], [d.number(v) for v in result["scores"]], p["tokens"])
         hint_line(c, _("OK: go on · BACK: menu"))
 
     def _draw_match_end(self, c: Canvas, p: dict) -> None:
@@ -276,9 +276,9 @@ class ThirdManController(Controller):
         result = p["rounds"][-1]
         c.header(_("Match over"), _("tokens"))
         headline = _("{name} wins!", name=p["players"][winner])
-        c.center(14, headline, d.largest_fitting(headline, d.WIDTH - 2, (d.TITLE, d.STRONG)))
-        c.center(27, round_reason(p["players"], result["scores"]), d.SMALL)
-        score_grid(c, 36, p["players"], result["scores"], p["tokens"], winner)
+        c.center(13, headline, d.largest_fitting(headline, d.WIDTH - 2, (d.TITLE, d.STRONG)))
+        c.center(25, round_reason(p["players"], result["scores"]), d.SMALL)
+        score_grid(c, 35, p["players"], [str(n) for n in p["tokens"]], p["tokens"])
         hint_line(c, _("OK or BACK: menu"))
 
     # -- the undo prompt ---------------------------------------------------------
@@ -312,29 +312,15 @@ def round_reason(players: list[str], scores: list[int]) -> str:
     return _("9 bids played")
 
 
-def lead_legend(c: Canvas) -> None:
-    """The header's right end: the lead's triangle and the word for it
-    ("▶ leads"), so the mark on the track explains itself."""
-    word = _("leads")
-    width = d.text_width(word, d.SMALL)
-    c.fill(d.WIDTH - width - 8, 0, d.WIDTH - 1, 11, d.OFF)
-    lead_marker(c, d.WIDTH - width - 6, 2)
-    c.right(d.WIDTH - 1, 0, word, d.SMALL)
-
-
-def score_grid(c: Canvas, y: int, players: list[str], scores: list[int], tokens: list[int],
-               highlight: int | None) -> None:
-    """Four seats in two columns: name, the round's final score, tokens (dots);
-    the token's taker in bold."""
+def score_grid(c: Canvas, y: int, players: list[str], right: list[str], tokens: list[int]) -> None:
+    """Four seats in two columns, 9 px apart: name, its tokens (dots), and
+    ``right`` (the round's final score, or the tokens as a number)."""
     for seat, name in enumerate(players[:SEATS]):
-        x, row_y = (seat % 2) * 65, y + (seat // 2) * 9
-        font = d.STRONG if seat == highlight else d.SMALL
-        score = d.number(scores[seat])
-        dots = min(tokens[seat], 3) * 5 if tokens[seat] else 0
-        score_x = x + 61 - dots
-        c.right(score_x, row_y, score, font)
-        c.text_fit(x, row_y, name, score_x - x - d.text_width(score, font) - 3, font)
-        c.dots(score_x + 2, row_y + 4, tokens[seat], limit=3)     # the match's tokens so far
+        x, row_y = (seat % 2) * 66, y + (seat // 2) * 9
+        room = 60 - d.text_width(right[seat], d.SMALL) - (min(tokens[seat], 3) * 5 + 2 if tokens[seat] else 0)
+        width = c.text_fit(x, row_y, name, room, d.SMALL)
+        c.dots(x + width + 2, row_y + 4, tokens[seat], limit=3)
+        c.right(x + 61, row_y, right[seat], d.SMALL)
 
 
 def _move(cursor: int, name: str, size: int) -> int:
