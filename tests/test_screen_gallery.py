@@ -11,6 +11,11 @@ rewrites the pictures (after a change of the screens, or of the text
 drawing in hardware/draw.py: run it after such a merge, look at the
 pictures, commit them).  Without it, the test checks that the committed
 pictures are what the box draws now, and that wiring.md shows each one.
+
+The same games are also played in French (no pictures): there, no text of
+any screen may be cut short.  In both languages every game screen has a
+hint line naming OK and BACK, but FIGHT?'s grid (its bottom line is the
+turn being entered) and a message over it.
 """
 
 from __future__ import annotations
@@ -24,8 +29,10 @@ import pytest
 from PIL import Image, ImageChops
 
 from companion.games.fight import legal_changes
+from companion.i18n import gettext
 from companion.games.third_man import score_bid
 from hardware.testing import box_config
+from hardware.ui.diabolo import DEFAULT_COLOURS
 
 from box_support import make_box, mock_factory  # noqa: F401 (fixtures)
 
@@ -34,13 +41,14 @@ SCREENS = ROOT / "docs" / "screens"
 WIRING = ROOT / "wiring.md"
 UPDATE = os.environ.get("COMPANION_UPDATE_SCREENS") == "1"
 FOUR = ["Ann", "Ben", "Chloé", "Dan"]
+NO_HINT_LINE = {"fight_play", "fight_change", "fight_out"}
 
 
 class Gallery:
     """Saves (or checks) each screen the box shows, by name."""
 
-    def __init__(self, box, session):
-        self.box, self.session = box, session
+    def __init__(self, box, session, language: str, cut: set):
+        self.box, self.session, self.language, self.cut = box, session, language, cut
         self.names: list[str] = []
         self.texts: dict[str, list[str]] = {}
 
@@ -57,8 +65,13 @@ class Gallery:
         self.box.flush()
         png = self.box.frame_png(2, mirror=False)
         self.names.append(name)
-        self.texts[name] = list(self.box.frame.texts)
+        self.texts[name] = texts = list(self.box.frame.texts)
+        if name not in NO_HINT_LINE:
+            assert any("OK" in t and "BACK" in t for t in texts), f"{name} ({self.language}): no hint line in {texts}"
+        assert not self.cut, f"{name} ({self.language}): texts cut short: {sorted(self.cut)}"
         path = SCREENS / f"{name}.png"
+        if self.language != "en":
+            return texts
         if UPDATE:
             SCREENS.mkdir(parents=True, exist_ok=True)
             path.write_bytes(png)
@@ -72,10 +85,21 @@ class Gallery:
         return self.texts[name]
 
 
-@pytest.fixture
-def gallery(make_box, session):
-    box = make_box(box_config(bounce_ms=1))
-    return Gallery(box, session)
+@pytest.fixture(params=["en", "fr"])
+def gallery(request, make_box, session, monkeypatch):
+    from hardware import draw
+
+    cut: set = set()
+    fit = draw.fit
+
+    def recording_fit(text, font, width):
+        out = fit(text, font, width)
+        if out != text:
+            cut.add(text)
+        return out
+    monkeypatch.setattr(draw, "fit", recording_fit)
+    box = make_box(box_config(bounce_ms=1, language=request.param))
+    return Gallery(box, session, request.param, cut)
 
 
 def best_bid(p: dict) -> tuple[int, ...]:
@@ -192,7 +216,9 @@ def test_fight(gallery):
     g.snap("fight_play")
     g.press("ok")
     g.snap("fight_change")
-    g.press("ok")
+    g.press("back", "up", "ok")
+    g.snap("fight_hint")
+    g.press("back", "down", "ok", "ok")
     g.box.hold("back")
     g.snap("fight_undo")
     g.press("back")
@@ -275,13 +301,14 @@ def test_diabolo(gallery):
     g.press("up", "up", "up", "up", "ok", "ok")            # Ben: 20
     g.press("up", "ok", "down", "ok")                      # Chloé: 4
     g.snap("diabolo_scored")
-    for color in ("blue", "green", "yellow", "purple"):
+    colours = [gettext(c, g.language) for c in DEFAULT_COLOURS]      # as the box names them
+    for color in colours[1:]:
         g.web({"type": "score", "color": color, "hands": [5, 10, 20], "heaven": 3, "hell": 9})
     g.press("ok")
     g.snap("diabolo_round_over")
     while not s.public()["finished"]:
         p = s.public()
-        left = [c for c in ("red", "blue", "green", "yellow", "purple") if c not in p["scored"]]
+        left = [c for c in colours if c not in p["scored"]]
         g.web({"type": "score", "color": left[0], "hands": [5, 10, 20], "heaven": 3, "hell": 9})
     g.press("ok")
     g.snap("diabolo_game_over")

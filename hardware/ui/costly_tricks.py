@@ -210,7 +210,7 @@ class CostlyTricksController(Controller):
 
     def _draw_match_end(self, c: Canvas, p: dict) -> None:
         winner = p["players"][p["winner"][0]]
-        self._draw_result(c, p, _("Match over"), _("last hand"), _("{name} wins!", name=winner))
+        self._draw_result(c, p, _("Match over"), _("hand {h}", h=len(p["hands"])), _("{name} wins!", name=winner))
         hint_line(c, _("OK or BACK: menu"))
 
     def describe_undo(self, step: UndoStep) -> str:

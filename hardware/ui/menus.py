@@ -334,7 +334,8 @@ class UndoConfirm(Layer):
         what = self.app.describe_undo()
         lines = d.wrap(what, d.STRONG, d.WIDTH - 2)[:3] if what else []
         if not lines:
-            c.center(24, _("OK: undo"), d.STRONG)
+            nothing = self.app.last_step() is None
+            c.center(24, _("Nothing to undo yet") if nothing else _("OK: undo"), d.STRONG)
         for i, line in enumerate(lines):
             c.center(16 + i * 12 + (6 if len(lines) < 3 else 0), line, d.STRONG)
         c.footer(_("OK: undo · BACK: keep it"))

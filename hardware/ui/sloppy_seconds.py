@@ -156,9 +156,10 @@ class SloppySecondsController(Controller):
     # -- buttons ----------------------------------------------------------------
     def key(self, name: str) -> bool:
         if self.mode in ("hand_end", "last"):
+            back_to_menu = name == "back" and self.mode == "hand_end"     # a look at the last hand just closes
             self.mode = "table"
             self._derive()
-            return name != "back" or self.mode != "table"      # BACK: on to the menu
+            return not (back_to_menu and self.mode == "table")
         if self.mode == "game_end":
             if name == "ok":
                 self.app.open_menu()
@@ -227,7 +228,7 @@ class SloppySecondsController(Controller):
         points = p["hands"][-1]["points"]
         c.header(title or _("Last hand ({h})", h=len(p["hands"])), _("total"))
         self._seat_rows(c, p, lambda s: (d.signed(points[s]), d.number(p["scores"][s])))
-        hint_line(c, _("OK: go on · BACK: menu"))
+        hint_line(c, _("OK or BACK: back") if self.mode == "last" else _("OK: go on · BACK: menu"))
 
     def _draw_hand_end(self, c: Canvas, p: dict) -> None:
         self._draw_last(c, p, _("Hand {h} scored", h=len(p["hands"])))

@@ -149,8 +149,8 @@ class ThirdManController(Controller):
             self._after_result()        # OK (or UP/DOWN): go on; BACK: go on to the menu
             return name != "back"
         if self.mode == "last":
-            self._set("track")
-            return name != "back"
+            self._set("track")          # any button: back to the track
+            return True
         if self.mode == "match_end":
             if name == "ok":
                 self.app.open_menu()    # a new game, most likely
@@ -259,7 +259,7 @@ class ThirdManController(Controller):
             c.text_fit(5, y, name, 62, d.SMALL)
             c.right(80, y - 1, str(last["cards"][seat]), d.STRONG)
             c.right(d.WIDTH - 1, y - 1, d.signed(last["points"][seat]), d.STRONG)
-        hint_line(c, _("OK: go on · BACK: menu"))
+        hint_line(c, _("OK or BACK: back") if self.mode == "last" else _("OK: go on · BACK: menu"))
 
     def _draw_round_end(self, c: Canvas, p: dict) -> None:
         result = p["rounds"][-1]
