@@ -29,6 +29,14 @@ times the cursor moved.
 Actions go through ``self.app.submit(action)``: refused ones show their
 translated message for a few seconds and return False.
 
+**What the screens say.**  Every game screen ends with a hint line
+(:func:`hint_line`): what OK and BACK do next ("OK: next bid · BACK:
+menu").  A result screen (a reveal, a round or hand over) goes on with OK
+and by itself after ``REVEAL_S``; BACK there goes on and opens the menu.
+The undo prompt names what it takes back through the controller's
+:meth:`Controller.describe_undo`, from an :class:`UndoStep` in which a
+secret entry has lost its value: only the seat that entered can be named.
+
 To plug in a new game: subclass :class:`Controller`, set ``game_id``, and add
 the class to ``hardware.ui.CONTROLLERS``.  Games without one get the generic
 screen (public scores only).

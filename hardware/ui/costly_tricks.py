@@ -18,9 +18,13 @@ Screens (``self.mode``), re-derived from the public state after a change:
                The 11th trick's points are forced (220 minus the others): OK on
                *Won by* enters it at once.  BACK steps back a field; on *Won
                by* it opens the menu.
-``hand_end``   the hand's token and both sides' points; any button (or
-               REVEAL_S) goes on to the next deal.
-``match_end``  the winner; OK opens the menu.
+``hand_end``   the hand's token and both sides' tricks and points; any
+               button (or REVEAL_S) goes on to the next deal (BACK opens the
+               menu over it).
+``match_end``  the winner and the last hand; OK or BACK opens the menu.
+
+Each screen's hint line says what OK and BACK do; the undo prompt names the
+deal or the trick it takes back (:func:`describe_undo`).
 
 Presses per trick: seat moves (0-2) + OK + coarse moves + OK + fine moves
 + OK, so 3 at least and about 6 on average; the 11th trick: seat moves + OK.

@@ -23,7 +23,10 @@ Screens (``self.mode``); a colour's scoring is a draft kept in the controller
               decisions: nothing about them is drawn before that).
 ``scored``    the colour's result and who played a double (REVEAL_S or a
               button), then ``round_end`` after a round's fifth colour.
-``game_end``  the winners; OK opens the menu.
+``game_end``  the winners; OK or BACK opens the menu.
+
+Each screen (up to four seats) ends with a hint line saying what OK and BACK
+do; the undo prompt names a double decision by its seat only.
 
 BACK steps back a field; on the first ``pass`` screen it returns to the sums
 until a decision is locked, then to the table (OK resumes).  Presses per

@@ -18,7 +18,12 @@ play and the next two), then the table; the bottom line is the entry.
              with two seats holding coins, else the labelled "team-up" hint
              (the mover against all the others) or why there is none.  OK
              plays the hinted move, BACK returns.
-``end``      the winner and the order the others went out; OK opens the menu.
+``end``      the winner and the order the others went out; OK or BACK opens
+             the menu.
+
+A seat that runs out of coins is said at once in a message ("Ann is out:
+no coins left").  The grid uses every row: its bottom line (the turn being
+entered) stands for the hint line; BACK there opens the menu.
 
 Presses per turn: coin moves (0..2 with a standard purse) + OK + change moves
 (0 when the largest change is taken) + OK: 2 at least.  A hint: UP + OK to

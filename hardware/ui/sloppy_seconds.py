@@ -17,8 +17,11 @@ Screens (``self.mode``):
               for diamonds with three players): the sum check, visible.  OK
               scores the hand.
 ``last``      the last hand's points; any button returns.
-``hand_end``  the hand's points and the new totals (any button or REVEAL_S).
-``game_end``  the winner; OK opens the menu.
+``hand_end``  the hand's points and the new totals (any button or REVEAL_S;
+              BACK opens the menu over the table).
+``game_end``  the winner and everyone's total; OK or BACK opens the menu.
+
+Each screen ends with a hint line saying what OK and BACK do.
 
 Presses per hand: 1 (OK to start) + for each of the 4 × (seats − 1) values
 coarse moves + OK + fine moves + OK, + 1 (confirm): about 45 with three

@@ -4,8 +4,9 @@ Screens, as a state machine (``self.mode``), always re-derived from the
 public state after a change:
 
 ``track``      the score track: names, scores with a bar −20..+20, tokens
-               (dots), a triangle at the seat that leads, round, bid, cards
-               left in each hand.  OK → ``lead``; UP/DOWN → ``last`` (the
+               (dots), a triangle at the seat that leads (the header's
+               legend says "▶ leads"), round and bid; the hint line "OK: next
+               bid · BACK: menu".  OK → ``lead``; UP/DOWN → ``last`` (the
                last bid again, any button returns).
 ``lead``       the lead's hand; UP = higher card, DOWN = lower (wrapping),
                OK shows the card (public), BACK returns to the track.
@@ -15,9 +16,17 @@ public state after a change:
                BACK returns to ``pass`` without entering anything.
 ``reveal``     all four cards and the points each (or "annulled"); stays
                until a button or REVEAL_S seconds, then ``round_end`` if the
-               bid ended the round, else ``track``.
-``round_end``  the round's token winner and everyone's tokens.
-``match_end``  the match winner; OK/BACK → the menu.
+               bid ended the round, else ``track``.  BACK goes on too, and
+               opens the menu.
+``round_end``  who takes the token, why the round ended (+20 or −20
+               reached, or the 9th bid: :func:`round_reason`), every seat's
+               final score and tokens.
+``match_end``  the match winner, why its last round ended, everyone's
+               tokens; OK/BACK → the menu.
+
+Every screen's bottom line says what OK and BACK do next.  The undo prompt
+names the bid it takes back (:func:`describe_undo`): the lead's open card
+by its value, a secret card by its seat only.
 
 Presses per bid (the cursor wraps around, so reaching any card of a hand of
 n cards takes at most n//2 moves):

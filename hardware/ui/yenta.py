@@ -15,7 +15,10 @@ Screens (``self.mode``), re-derived from the public state after a change:
 ``last``      the last seat with dice shows them: one value per die (each
               starts on the one before), OK after the last die settles the hand.
 ``hand_end``  the bid made or lost, everyone's hand points and totals.
-``game_end``  the winner; OK opens the menu.
+``game_end``  the winner and the totals; OK or BACK opens the menu.
+
+With up to four seats each screen ends with a hint line saying what OK and
+BACK do (five and six seats need every row for the seats).
 
 BACK steps back (``value`` → ``turn``, ``hit`` → ``value``, a die → the
 one before); on ``turn`` and the first field of ``bid`` it opens the menu.
