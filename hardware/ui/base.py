@@ -140,13 +140,19 @@ def lead_marker(c: Canvas, x: int, y: int, fill=d.ON) -> None:
     c.draw.polygon([(x, y), (x, y + 6), (x + 3, y + 3)], fill=fill, outline=fill)
 
 
-def lead_legend(c: Canvas, word: str) -> None:
-    """The header's right end: the triangle and what it marks ("▶ leads"),
-    so that the mark on the rows explains itself."""
-    width = d.text_width(word, d.SMALL)
-    c.fill(d.WIDTH - width - 8, 0, d.WIDTH - 1, 11, d.OFF)
-    lead_marker(c, d.WIDTH - width - 6, 2)
-    c.right(d.WIDTH - 1, 0, word, d.SMALL)
+def legend_header(c: Canvas, title: str, word: str) -> None:
+    """A header whose right end explains the triangle on the rows ("▶
+    leads").  Title and legend in the small font, or both a pixel smaller
+    when a language needs the room ("Manche 1 · coup 1  ▶entame")."""
+    for font in (d.SMALL, HINT_FONT):
+        legend = d.text_width(word, font) + 6          # the triangle, a gap, the word
+        if d.text_width(title, font) + legend + 3 <= d.WIDTH:
+            break
+    y = d.SMALL.size - font.size                       # the same baseline in either font
+    c.text_fit(0, y, title, d.WIDTH - legend - 3, font)
+    lead_marker(c, d.WIDTH - legend, 2)
+    c.right(d.WIDTH - 1, y, word, font)
+    c.hline(0, d.WIDTH - 1, 12)
 
 
 def pass_screen(c: Canvas, header: str, header_right: str, done: list[str], name: str, hint: str = "") -> None:

@@ -41,7 +41,7 @@ from companion.i18n import N_, _
 
 from .. import draw as d
 from ..draw import Canvas
-from .base import REVEAL_S, Controller, UndoStep, hint_line, lead_legend, lead_marker, pass_screen
+from .base import REVEAL_S, Controller, UndoStep, hint_line, lead_marker, legend_header, pass_screen
 from .number_entry import Stepper
 
 COLOURS = 5
@@ -330,9 +330,10 @@ class DiaboloController(Controller):
             scored = "\u2713 " + " ".join(col[:size] for col in p["scored"])
             if d.text_width(scored, d.SMALL) <= room:
                 break
-        c.header(title, scored if p["scored"] else "")
-        if not p["scored"]:
-            lead_legend(c, _("places"))         # the triangle: whose turn it is to place a card
+        if p["scored"]:
+            c.header(title, scored)
+        else:
+            legend_header(c, title, _("places"))     # the triangle: whose turn it is to place a card
         self._seat_rows(c, p, lambda s: d.number(p["scores"][s]), hint=_("OK: score · BACK: menu"))
 
     def _draw_color(self, c: Canvas, p: dict) -> None:

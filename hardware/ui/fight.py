@@ -38,7 +38,7 @@ from companion.i18n import N_, _
 
 from .. import draw as d
 from ..draw import Canvas
-from .base import Controller, UndoStep, hint_line, lead_marker
+from .base import HINT_FONT, HINT_Y, Controller, UndoStep, hint_line, lead_marker
 
 HINT = "hint"
 NAME_W = 40          # the name column
@@ -226,21 +226,28 @@ class FightController(Controller):
         perfect play or the labelled team-up heuristic (3+ seats)."""
         h = self.hint
         name = p["players"][p["turn"]]
-        c.header(_("Hint for {name}", name=name))
-        reason = d.wrap(_(h.reason), d.SMALL, d.WIDTH - 2)
-        y, step = 14, 10
+        y = 14
         if h:
             move = _("{coin} \u2192 {change}", coin=h.play, change=change_text(h.take))
-            if len(reason) < 4:
-                c.center(15, move, d.largest_fitting(move, d.WIDTH - 2, (d.TITLE, d.STRONG, d.BODY)))
-                y, step = 30, 9
-            else:
-                c.center(13, move, d.largest_fitting(move, d.WIDTH - 2, (d.STRONG, d.BODY)))
-                y, step = 26, 9
-        for line in reason[: (d.HEIGHT - 10 - y) // step]:
-            c.center(y, line, d.SMALL)
+            c.center(13, move, d.largest_fitting(move, d.WIDTH - 2, (d.TITLE, d.STRONG, d.BODY)))
+            y = 29
+        # The whole reason above the hint line: in the small font, or a pixel
+        # smaller (and closer lines); a reason longer still takes the hint
+        # line's place, and the header says what OK does.
+        for bottom in (HINT_Y + 1, d.HEIGHT):
+            for font, step in ((d.SMALL, 10), (HINT_FONT, 8)):
+                reason = d.wrap(_(h.reason), font, d.WIDTH - 2)
+                if len(reason) * step <= bottom - y:
+                    break
+            if len(reason) * step <= bottom - y:
+                break
+        hint = _("OK: play it · BACK: back") if h else _("OK or BACK: back")
+        c.header(_("Hint for {name}", name=name), "" if bottom <= HINT_Y + 1 else _("OK: play it") if h else "")
+        for line in reason[: (bottom - y) // step]:
+            c.center(y, line, font)
             y += step
-        hint_line(c, _("OK: play it · BACK: back") if h else _("OK or BACK: back"))
+        if bottom <= HINT_Y + 1:
+            hint_line(c, hint)
 
     def _draw_end(self, c: Canvas, p: dict) -> None:
         winner = p["players"][p["winner"][0]]

@@ -34,7 +34,7 @@ from companion.i18n import N_, _
 
 from .. import draw as d
 from ..draw import Canvas
-from .base import REVEAL_S, Controller, UndoStep, hint_line, lead_legend, lead_marker
+from .base import REVEAL_S, Controller, UndoStep, hint_line, lead_marker, legend_header
 from .number_entry import Stepper
 
 SUITS = "SHDC"
@@ -221,9 +221,10 @@ class SloppySecondsController(Controller):
             c.right(d.WIDTH - 1, y - 1, right, d.STRONG)
 
     def _draw_table(self, c: Canvas, p: dict) -> None:
-        c.header(_("Hand {h}", h=len(p["hands"]) + 1), self._trump_text(p))
-        if not self._trump_text(p) and p["lead"] is not None:
-            lead_legend(c, _("leads"))
+        if self._trump_text(p) or p["lead"] is None:
+            c.header(_("Hand {h}", h=len(p["hands"]) + 1), self._trump_text(p))
+        else:
+            legend_header(c, _("Hand {h}", h=len(p["hands"]) + 1), _("leads"))
         self._seat_rows(c, p, lambda s: d.number(p["scores"][s]), p["lead"])
         hint_line(c, _("OK: enter · BACK: menu") if not p["tricks_played"] else _("Tricks: on a phone"))
 

@@ -47,7 +47,7 @@ from companion.i18n import N_, _
 
 from .. import draw as d
 from ..draw import Canvas
-from .base import REVEAL_S, Controller, UndoStep, hint_line, lead_legend, lead_marker, pass_screen
+from .base import REVEAL_S, Controller, UndoStep, hint_line, lead_marker, legend_header, pass_screen
 
 SEATS = 4
 LIMIT = 20          # the round's ±20
@@ -214,8 +214,7 @@ class ThirdManController(Controller):
         return _("Round {r} · bid {b}", r=p["round"], b=p["bids"] + 1)
 
     def _draw_track(self, c: Canvas, p: dict) -> None:
-        c.header(self._bid_title(p), "")
-        lead_legend(c, _("leads"))
+        legend_header(c, self._bid_title(p), _("leads"))
         for seat, name in enumerate(p["players"]):
             y = 13 + seat * 10
             if seat == p["lead"]:
