@@ -76,6 +76,21 @@ def test_a_round_ended_by_plus_20_names_the_reason_and_shows_the_final_scores(ma
     shows(box, "Round 2 · bid 1", "leads", "OK: next bid · BACK: menu")
 
 
+def test_a_long_name_is_shortened_never_the_reason(make_box, session):
+    players = ["Maximiliana Ostrowska", "Bartholomew Fairweather", "Chloé", "Dan"]
+    session.submit({"type": "new_game", "game": "third-man", "players": players})
+    box = make_box(box_config(bounce_ms=1))
+    while not session.public()["rounds"]:
+        play_bid(session, reach_plus_20(session.public()))
+    box.press("ok")
+    top = max(range(4), key=lambda s: session.public()["rounds"][0]["scores"][s])
+    reason = next(t for t in box.frame.texts if "reached" in t)
+    assert reason.endswith(" reached +20"), reason
+    assert d.text_width(reason, d.SMALL) <= d.WIDTH
+    assert players[top] == "Bartholomew Fairweather"            # (the seat these cards push to +20)
+    assert reason.startswith("Bartholo") and "\u2026" in reason
+
+
 @pytest.mark.parametrize("scores, reason", [
     ([21, -3, 4, 0], "Ann reached +20"),                # +20 or more ends the round
     ([20, -20, 0, 0], "Ann reached +20"),               # both at once: the +20 is said

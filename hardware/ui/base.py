@@ -140,6 +140,18 @@ def lead_marker(c: Canvas, x: int, y: int, fill=d.ON) -> None:
     c.draw.polygon([(x, y), (x, y + 6), (x + 3, y + 3)], fill=fill, outline=fill)
 
 
+def center_named(c: Canvas, y: int, make, name: str, fonts=(d.TITLE, d.STRONG), width: int = d.WIDTH - 2) -> None:
+    """Centre ``make(name)`` ("Token for Élodie") on one line: in the largest
+    of ``fonts`` where it fits, else in the last with the *name* shortened
+    (…), so that the words around it are always read whole."""
+    text = make(name)
+    font = d.largest_fitting(text, width, fonts)
+    if d.text_width(text, font) > width:
+        room = width - d.text_width(text, font) + d.text_width(name, font)
+        text = make(d.fit(name, font, max(room, 0)))
+    c.center(y, text, font)
+
+
 def legend_header(c: Canvas, title: str, word: str) -> None:
     """A header whose right end explains the triangle on the rows ("▶
     leads").  Title and legend in the small font, or both a pixel smaller
@@ -172,25 +184,6 @@ def pass_screen(c: Canvas, header: str, header_right: str, done: list[str], name
     c.center(26, _("Pass the box to"), d.SMALL)
     c.center(36, name, font)
     hint_line(c, hint or _("OK: ready"))
-
-
-def token_grid(c: Canvas, y: int, players: list[str], tokens: list[int], highlight: int | None = None) -> None:
-    """Names with their tokens as dots, two per line (four seats)."""
-    for seat, name in enumerate(players[:4]):
-        x = (seat % 2) * 65
-        row_y = y + (seat // 2) * 12
-        dots = min(tokens[seat], 4) * 5 + 2 if tokens[seat] else 0
-        font = d.STRONG if seat == highlight else d.BODY
-        width = c.text_fit(x, row_y, name, 62 - dots, font)
-        c.dots(x + width + 3, row_y + 4, tokens[seat], limit=4)
-
-
-def result_screen(c: Canvas, header: str, right: str, headline: str, players: list[str], tokens: list[int],
-                  highlight: int | None) -> None:
-    """The end of a round or match: a headline, then everyone's tokens."""
-    c.header(header, right)
-    c.center(16, headline, d.largest_fitting(headline, d.WIDTH - 2, (d.BIG, d.TITLE, d.STRONG)))
-    token_grid(c, 39, players, tokens, highlight)
 
 
 def hint_line(c: Canvas, text: str) -> None:

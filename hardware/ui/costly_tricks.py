@@ -37,7 +37,7 @@ from companion.i18n import N_, _
 
 from .. import draw as d
 from ..draw import Canvas
-from .base import REVEAL_S, Controller, UndoStep, hint_line
+from .base import REVEAL_S, Controller, UndoStep, center_named, hint_line
 from .number_entry import Stepper
 
 SEATS = 4
@@ -200,21 +200,22 @@ class CostlyTricksController(Controller):
             c.row(13 + seat * 10, seat_label(p["players"], seat), seat == self.cursor, height=10, font=d.SMALL)
         hint_line(c, _("OK: deal · BACK: menu"))
 
-    def _draw_result(self, c: Canvas, p: dict, header: str, right: str, headline: str) -> None:
+    def _draw_result(self, c: Canvas, p: dict, header: str, right: str, headline, seat: int | None) -> None:
+        """``headline``: a function of the seat's name ("Token for {name}")."""
         hand = p["hands"][-1]
         c.header(header, right)
-        c.center(14, headline, d.largest_fitting(headline, d.WIDTH - 2, (d.TITLE, d.STRONG)))
+        center_named(c, 14, headline, p["players"][seat] if seat is not None else "")
         self._draw_sides(c, p, 30, None, hand["points"], hand["tricks"], step=11)
 
     def _draw_hand_end(self, c: Canvas, p: dict) -> None:
         token = p["hands"][-1]["token"]
-        headline = _("No token: 0 to 0") if token is None else _("Token for {name}", name=p["players"][token])
-        self._draw_result(c, p, _("Hand {h} over", h=len(p["hands"])), "", headline)
+        headline = (lambda n: _("No token: 0 to 0")) if token is None else (lambda n: _("Token for {name}", name=n))
+        self._draw_result(c, p, _("Hand {h} over", h=len(p["hands"])), "", headline, token)
         hint_line(c, _("OK: go on · BACK: menu"))
 
     def _draw_match_end(self, c: Canvas, p: dict) -> None:
-        winner = p["players"][p["winner"][0]]
-        self._draw_result(c, p, _("Match over"), _("hand {h}", h=len(p["hands"])), _("{name} wins!", name=winner))
+        self._draw_result(c, p, _("Match over"), _("hand {h}", h=len(p["hands"])),
+                          lambda n: _("{name} wins!", name=n), p["winner"][0])
         hint_line(c, _("OK or BACK: menu"))
 
     def describe_undo(self, step: UndoStep) -> str:

@@ -38,7 +38,7 @@ from companion.i18n import N_, _
 
 from .. import draw as d
 from ..draw import Canvas
-from .base import HINT_FONT, HINT_Y, Controller, UndoStep, hint_line, lead_marker
+from .base import HINT_FONT, HINT_Y, Controller, UndoStep, center_named, hint_line, lead_marker
 
 HINT = "hint"
 NAME_W = 40          # the name column
@@ -252,8 +252,7 @@ class FightController(Controller):
     def _draw_end(self, c: Canvas, p: dict) -> None:
         winner = p["players"][p["winner"][0]]
         c.header(_("Game over"), _("last in"))
-        text = _("{name} wins!", name=winner)
-        c.center(14, text, d.largest_fitting(text, d.WIDTH - 2, (d.BIG, d.TITLE, d.STRONG)))
+        center_named(c, 14, lambda n: _("{name} wins!", name=n), winner, (d.BIG, d.TITLE, d.STRONG))
         out = [p["players"][s] for s in reversed(p["out"])]
         for i, line in enumerate(d.wrap(_("then: {names}", names=", ".join(out)), d.SMALL, d.WIDTH - 2)[:2]):
             c.center(33 + i * 10, line, d.SMALL)

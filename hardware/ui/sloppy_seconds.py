@@ -34,7 +34,7 @@ from companion.i18n import N_, _
 
 from .. import draw as d
 from ..draw import Canvas
-from .base import REVEAL_S, Controller, UndoStep, hint_line, lead_marker, legend_header
+from .base import REVEAL_S, Controller, UndoStep, center_named, hint_line, lead_marker, legend_header
 from .number_entry import Stepper
 
 SUITS = "SHDC"
@@ -268,7 +268,7 @@ class SloppySecondsController(Controller):
     def _draw_game_end(self, c: Canvas, p: dict) -> None:
         c.header(_("Game over"), _("target {t}", t=p.get("target", "")) if p.get("target") else "")
         winner = p["winner"][0]
-        c.center(13, _("{name} wins!", name=p["players"][winner]), d.TITLE)
+        center_named(c, 13, lambda n: _("{name} wins!", name=n), p["players"][winner])
         others = [f"{n} {d.number(s)}" for n, s in zip(p["players"], p["scores"])]
         for i, text in enumerate(others):
             x, y = (i % 2) * 65, 30 + (i // 2) * 11

@@ -47,7 +47,7 @@ from companion.i18n import N_, _
 
 from .. import draw as d
 from ..draw import Canvas
-from .base import REVEAL_S, Controller, UndoStep, hint_line, lead_marker, legend_header, pass_screen
+from .base import REVEAL_S, Controller, UndoStep, center_named, hint_line, lead_marker, legend_header, pass_screen
 
 SEATS = 4
 LIMIT = 20          # the round's ±20
@@ -273,9 +273,9 @@ class ThirdManController(Controller):
         result = p["rounds"][-1]
         token = result["token"]
         c.header(_("Round {r} over", r=len(p["rounds"])))
-        headline = _("Token for {name}", name=p["players"][token])
-        c.center(13, headline, d.largest_fitting(headline, d.WIDTH - 2, (d.TITLE, d.STRONG)))
-        c.center(25, round_reason(p["players"], result["scores"]), d.SMALL)
+        center_named(c, 13, lambda n: _("Token for {name}", name=n), p["players"][token])
+        reason, seat = reason_of(result["scores"])
+        center_named(c, 25, reason, p["players"][seat] if seat is not None else "", (d.SMALL,))
         score_grid(c, 35, p["players"], [d.number(v) for v in result["scores"]], p["tokens"])
         hint_line(c, _("OK: go on · BACK: menu"))
 
@@ -283,9 +283,9 @@ class ThirdManController(Controller):
         winner = p["winner"][0]
         result = p["rounds"][-1]
         c.header(_("Match over"), _("tokens"))
-        headline = _("{name} wins!", name=p["players"][winner])
-        c.center(13, headline, d.largest_fitting(headline, d.WIDTH - 2, (d.TITLE, d.STRONG)))
-        c.center(25, round_reason(p["players"], result["scores"]), d.SMALL)
+        center_named(c, 13, lambda n: _("{name} wins!", name=n), p["players"][winner])
+        reason, seat = reason_of(result["scores"])
+        center_named(c, 25, reason, p["players"][seat] if seat is not None else "", (d.SMALL,))
         score_grid(c, 35, p["players"], [str(n) for n in p["tokens"]], p["tokens"])
         hint_line(c, _("OK or BACK: menu"))
 
@@ -309,15 +309,23 @@ def describe_undo(step: UndoStep) -> str:
     return _("{name}'s locked card", name=name)
 
 
-def round_reason(players: list[str], scores: list[int]) -> str:
-    """Why a round ended (rules: +20 or more, −20 or less, or the 9th scored bid)."""
+def reason_of(scores: list[int]):
+    """Why a round ended (rules: +20 or more, −20 or less, or the 9th scored
+    bid): a function of the seat's name giving the text, and that seat (None
+    for the 9th bid)."""
     high = max(range(len(scores)), key=lambda s: scores[s])
     low = min(range(len(scores)), key=lambda s: scores[s])
     if scores[high] >= LIMIT:
-        return _("{name} reached +20", name=players[high])
+        return (lambda name: _("{name} reached +20", name=name)), high
     if scores[low] <= -LIMIT:
-        return _("{name} reached \u221220", name=players[low])
-    return _("9 bids played")
+        return (lambda name: _("{name} reached \u221220", name=name)), low
+    return (lambda name: _("9 bids played")), None
+
+
+def round_reason(players: list[str], scores: list[int]) -> str:
+    """:func:`reason_of` as one text ("Ann reached +20")."""
+    make, seat = reason_of(scores)
+    return make(players[seat] if seat is not None else "")
 
 
 def score_grid(c: Canvas, y: int, players: list[str], right: list[str], tokens: list[int]) -> None:
