@@ -232,3 +232,17 @@ def test_back_on_a_hand_result_goes_on_and_opens_the_menu(make_box, session):
     shows(box, "Back to game")
     box.press("back")
     shows(box, "Who has the red 0?", "OK: deal · BACK: menu")
+
+
+def test_yenta_with_six_seats_keeps_its_hint_line_and_scrolls_to_the_cursor(make_box, session):
+    six = ["Ann", "Ben", "Chloé", "Dan", "Élodie", "François"]
+    session.submit({"type": "new_game", "game": "yenta", "players": six})
+    session.submit({"type": "bid", "seat": 0, "amount": 20}, source="web")
+    box = make_box(box_config(bounce_ms=1))
+    shows(box, "Ann bid 20", "OK: ask · BACK: menu", "Ann", "Ben")
+    for _ in range(4):
+        box.press("down")                               # Ben → Chloé → Dan → Élodie → François
+    shows(box, "François", "OK: ask · BACK: menu")
+    assert "Ann" not in box.frame.texts, "four rows: the first seats scrolled away"
+    box.press("down")
+    shows(box, "OK: pass · BACK: menu")

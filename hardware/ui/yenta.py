@@ -17,8 +17,9 @@ Screens (``self.mode``), re-derived from the public state after a change:
 ``hand_end``  the bid made or lost, everyone's hand points and totals.
 ``game_end``  the winner and the totals; OK or BACK opens the menu.
 
-With up to four seats each screen ends with a hint line saying what OK and
-BACK do (five and six seats need every row for the seats).
+Each screen ends with a hint line saying what OK and BACK do (the table
+scrolls past four seats; the results of five or six seats need every row
+and go without).
 
 BACK steps back (``value`` → ``turn``, ``hit`` → ``value``, a die → the
 one before); on ``turn`` and the first field of ``bid`` it opens the menu.
@@ -192,13 +193,16 @@ class YentaController(Controller):
     def draw(self, c: Canvas, p: dict) -> None:
         getattr(self, f"_draw_{self.mode}")(c, p)
 
-    def _rows(self, c: Canvas, p: dict, y0: int, points, marked: int | None, cursor=None) -> None:
-        """Seats as rows: triangle, name, dice (dots), ``points`` (a column) and the total."""
+    def _rows(self, c: Canvas, p: dict, y0: int, points, marked: int | None, cursor=None, rows: int = ROWS) -> None:
+        """Seats as rows: triangle, name, dice (dots), ``points`` (a column) and
+        the total; past ``rows`` seats they scroll to keep the cursor (else the
+        marked seat) in sight."""
         n = len(p["players"])
         first = 0
-        if n > ROWS and isinstance(cursor, int):
-            first = max(0, min(cursor - ROWS + 2, n - ROWS))
-        for i, seat in enumerate(range(first, min(n, first + ROWS))):
+        focus = cursor if isinstance(cursor, int) else marked
+        if n > rows and isinstance(focus, int):
+            first = max(0, min(focus - rows + 2, n - rows))
+        for i, seat in enumerate(range(first, min(n, first + rows))):
             y = y0 + i * ROW_H
             fg = d.ON
             if seat == cursor:
@@ -218,9 +222,9 @@ class YentaController(Controller):
         if self.cursor == PASS:
             c.fill(d.WIDTH - width, 0, d.WIDTH - 1, 11)
         c.right(d.WIDTH - 3, 0, _("pass"), d.SMALL, fill=d.OFF if self.cursor == PASS else d.ON)
-        self._rows(c, p, 14, lambda s: d.signed(p["hand_points"][s]), p["turn"], self.cursor)
-        if len(p["players"]) < ROWS:
-            hint_line(c, _("OK: pass · BACK: menu") if self.cursor == PASS else _("OK: ask · BACK: menu"))
+        # Four rows at most (they scroll with the cursor): the hint line stays.
+        self._rows(c, p, 14, lambda s: d.signed(p["hand_points"][s]), p["turn"], self.cursor, rows=ROWS - 1)
+        hint_line(c, _("OK: pass · BACK: menu") if self.cursor == PASS else _("OK: ask · BACK: menu"))
 
     def _draw_bid(self, c: Canvas, p: dict) -> None:
         c.header(_("Hand {h}: the winning bid", h=len(p["hands"]) + 1))
