@@ -296,7 +296,7 @@ def test_third_man_score_track(make_box, session):
     for seat, card in [(0, 3), (1, 1), (2, 9), (3, 2), (3, 5), (0, 9), (1, 0), (2, 4)]:
         session.submit({"type": "bid", "seat": seat, "card": card})
     box = make_box()
-    shows(box, "Round 1 · bid 3", "8 cards", "Ann", "Chloé")
+    shows(box, "Round 1 · bid 3", "leads", "OK: next bid", "Ann", "Chloé")
     check_reference(box, "third_man_track")
 
 
@@ -351,7 +351,7 @@ def test_games_without_a_controller_show_their_public_scores(make_box, session, 
     monkeypatch.delitem(CONTROLLERS, "fight")        # every game has one now: pretend FIGHT? had none
     session.submit({"type": "new_game", "game": "fight", "players": ["Ann", "Ben", "Zoë"]})
     box = make_box()
-    shows(box, "FIGHT?", "Ann", "Zoë", "Use a phone for moves")
+    shows(box, "FIGHT?", "Ann", "Zoë", "Use a phone · BACK: menu")
     box.press("back")
     shows(box, "Back to game", "New game")
 

@@ -85,7 +85,7 @@ def test_a_whole_game_by_suit_totals(box, session):
 
 def test_three_players_diamonds_add_up_to_89(box, session):
     start(box, session, ["Ann", "Ben", "Chloé"], target=100, first_dealer=2)
-    shows(box, "Hand 1", "OK: enter the hand")
+    shows(box, "Hand 1", "OK: enter · BACK: menu")
     totals = [[40, 91, 29, 0], [30, 0, 30, 0], [21, 0, 30, 91]]
     box.press("ok")
     ctrl = box.app.controller

@@ -108,7 +108,7 @@ def test_a_whole_hand_on_the_buttons(box, session, target):
     assert p["hands"][0]["delta"] == [8, 40, 21]
     if target == 40:
         assert p["finished"] and p["winner"] == [1]
-        shows(box, "Ben wins!", "OK: menu")
+        shows(box, "Ben wins!", "OK or BACK: menu")
         box.press("ok")
         shows(box, "New game")
         return

@@ -34,7 +34,7 @@ from companion.i18n import _, gettext, translate_error
 
 from .. import draw as d
 from ..draw import Canvas
-from .base import Controller
+from .base import Controller, UndoStep
 from .menus import Layer, MainMenu, UndoConfirm
 
 log = logging.getLogger("hardware.ui")
@@ -198,6 +198,33 @@ class App:
 
     def private(self, seat: int) -> dict:
         return self.session.private(seat)
+
+    def last_step(self) -> UndoStep | None:
+        """The action an undo would take back, for the undo prompt; None
+        when only the new game is in effect.  A secret entry keeps only its
+        type and seat here: its value never leaves the session."""
+        with self.session.lock:
+            timeline = self.session.timeline
+            if len(timeline.steps) < 2:
+                return None
+            step, before = timeline.steps[-1], timeline.steps[-2]
+            action = dict(step.action)
+            if step.secret:
+                action = {k: action[k] for k in ("type", "seat") if k in action}
+            return UndoStep(action, step.secret, timeline.game.public(before.state),
+                            timeline.game.public(step.state))
+
+    def describe_undo(self) -> str:
+        """What the undo prompt names ("Ben's locked card"), or "" when it
+        cannot say (nothing to undo, or a game whose screen does not know)."""
+        step = self.last_step()
+        if step is None or self.controller is None:
+            return ""
+        try:
+            return self.controller.describe_undo(step)
+        except Exception:       # a description must never keep the table from undoing
+            log.exception("describing the undo failed")
+            return ""
 
     def submit(self, action: dict) -> bool:
         """Hand ``action`` to the session; on refusal show why and return False."""

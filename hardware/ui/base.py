@@ -29,6 +29,14 @@ times the cursor moved.
 Actions go through ``self.app.submit(action)``: refused ones show their
 translated message for a few seconds and return False.
 
+**What the screens say.**  Every game screen ends with a hint line
+(:func:`hint_line`): what OK and BACK do next ("OK: next bid · BACK:
+menu").  A result screen (a reveal, a round or hand over) goes on with OK
+and by itself after ``REVEAL_S``; BACK there goes on and opens the menu.
+The undo prompt names what it takes back through the controller's
+:meth:`Controller.describe_undo`, from an :class:`UndoStep` in which a
+secret entry has lost its value: only the seat that entered can be named.
+
 To plug in a new game: subclass :class:`Controller`, set ``game_id``, and add
 the class to ``hardware.ui.CONTROLLERS``.  Games without one get the generic
 screen (public scores only).
@@ -36,12 +44,46 @@ screen (public scores only).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from PIL import ImageFont
+
 from companion.i18n import _
 
 from .. import draw as d
 from ..draw import Canvas
 
 REVEAL_S = 15.0      # a reveal / round result stays this long unless a button dismisses it
+
+
+@dataclass(frozen=True)
+class UndoStep:
+    """What an undo would take back, as the undo prompt may show it.
+
+    ``action`` is the last action in effect; for a secret entry
+    (``secret``) only its ``type`` and ``seat`` are kept: the prompt can say
+    *who* entered, never *what*.  ``before`` and ``after`` are the public
+    states on either side of it (the undo goes back to ``before``)."""
+
+    action: dict
+    secret: bool
+    before: dict
+    after: dict
+
+    def name(self, seat) -> str:
+        players = self.before.get("players") or []
+        return players[seat] if isinstance(seat, int) and 0 <= seat < len(players) else "?"
+
+
+def describe_undo(step: UndoStep) -> str:
+    """The generic description of an undo (games without their own):
+    whose entry, never its value."""
+    seat = step.action.get("seat")
+    if step.secret:
+        return _("{name}'s secret entry", name=step.name(seat))
+    if isinstance(seat, int):
+        return _("{name}'s last entry", name=step.name(seat))
+    return ""
 
 
 class Controller:
@@ -85,6 +127,11 @@ class Controller:
         """Seats whose secret entry is locked (their LED is lit)."""
         return set()
 
+    def describe_undo(self, step: UndoStep) -> str:
+        """What the undo prompt says it takes back ("Ben's locked card"):
+        drawn from ``step`` only, so a secret's value can never reach it."""
+        return describe_undo(step)
+
 
 # -- shared drawing --------------------------------------------------------------
 
@@ -93,41 +140,78 @@ def lead_marker(c: Canvas, x: int, y: int, fill=d.ON) -> None:
     c.draw.polygon([(x, y), (x, y + 6), (x + 3, y + 3)], fill=fill, outline=fill)
 
 
-def pass_screen(c: Canvas, header: str, header_right: str, done: list[str], name: str) -> None:
+def center_named(c: Canvas, y: int, make, name: str, fonts=(d.TITLE, d.STRONG), width: int = d.WIDTH - 2) -> None:
+    """Centre ``make(name)`` ("Token for Élodie") on one line: in the largest
+    of ``fonts`` where it fits, else in the last with the *name* shortened
+    (…), so that the words around it are always read whole."""
+    text = make(name)
+    font = d.largest_fitting(text, width, fonts)
+    if d.text_width(text, font) > width:
+        room = width - d.text_width(text, font) + d.text_width(name, font)
+        text = make(d.fit(name, font, max(room, 0)))
+    c.center(y, text, font)
+
+
+def legend_header(c: Canvas, title: str, word: str, short: str | None = None) -> None:
+    """A header whose right end explains the triangle on the rows ("▶
+    leads").  Title and legend in the small font, or both a pixel smaller
+    when a language needs the room; if even that is too wide ("Manche 10 ·
+    coup 9  ▶ entame"), the ``short`` title ("M10 · coup 9"): the legend is
+    the one thing the screen must not lose."""
+    fits = None
+    for text in (title, short or title):
+        for font in (d.SMALL, HINT_FONT):
+            legend = d.text_width(word, font) + 6          # the triangle, a gap, the word
+            if d.text_width(text, font) + legend + 3 <= d.WIDTH:
+                fits = text, font, legend
+                break
+        if fits:
+            break
+    title, font, legend = fits or (short or title, HINT_FONT, d.text_width(word, HINT_FONT) + 6)
+    y = d.SMALL.size - font.size                       # the same baseline in either font
+    c.text_fit(0, y, title, d.WIDTH - legend - 3, font)
+    lead_marker(c, d.WIDTH - legend, 2)
+    c.right(d.WIDTH - 1, y, word, font)
+    c.hline(0, d.WIDTH - 1, 12)
+
+
+def pass_screen(c: Canvas, header: str, header_right: str, done: list[str], name: str, hint: str = "") -> None:
     """The shared screen between two secret entries: who has locked (names
-    only, never a value), and whom to pass the box to.  It shows nothing that
+    only, never a value), and whom to pass the box to; ``hint`` says what
+    OK and BACK do (OK: that seat has the box).  It shows nothing that
     depends on any seat's pick.  On the web mirror (``c.mirror``) it stands
     for the whole secret entry: "<name> is choosing…", no prompt to press OK."""
     c.header(header, header_right)
     if done:
-        c.center(15, "  ".join(f"{n} \u2713" for n in done), d.STRONG, 0, d.WIDTH)
+        c.center(14, "  ".join(f"{n} \u2713" for n in done), d.STRONG, 0, d.WIDTH)
     font = d.largest_fitting(name, d.WIDTH - 4, (d.BIG, d.TITLE, d.STRONG))
     if getattr(c, "mirror", False):
         c.center(27, name, font)
         c.center(50, _("is choosing\u2026"), d.SMALL)
         return
-    c.center(29, _("Pass the box to"), d.SMALL)
-    c.center(41, name, font)
-    c.right(d.WIDTH - 1, d.HEIGHT - 10, _("OK \u25b8"), d.SMALL)
+    c.center(26, _("Pass the box to"), d.SMALL)
+    c.center(36, name, font)
+    hint_line(c, hint or _("OK: ready"))
 
 
-def token_grid(c: Canvas, y: int, players: list[str], tokens: list[int], highlight: int | None = None) -> None:
-    """Names with their tokens as dots, two per line (four seats)."""
-    for seat, name in enumerate(players[:4]):
-        x = (seat % 2) * 65
-        row_y = y + (seat // 2) * 12
-        dots = min(tokens[seat], 4) * 5 + 2 if tokens[seat] else 0
-        font = d.STRONG if seat == highlight else d.BODY
-        width = c.text_fit(x, row_y, name, 62 - dots, font)
-        c.dots(x + width + 3, row_y + 4, tokens[seat], limit=4)
+def hint_line(c: Canvas, text: str) -> None:
+    """The bottom line saying what the buttons do next ("OK: next bid ·
+    BACK: menu"), on a cleared band so that it stays readable over whatever
+    the screen drew above it.  In the small font, or a pixel smaller when a
+    language needs more room (French "OK : suite · BACK : retour")."""
+    c.fill(0, HINT_Y + 1, d.WIDTH - 1, d.HEIGHT - 1, d.OFF)
+    if d.text_width(text, HINT_FONT) > d.WIDTH:
+        # French sets a space before its colons ("OK : suite"): on 128 pixels
+        # the hint keeps its words and gives up those spaces first.
+        text = text.replace(" :", ":")
+    font = d.largest_fitting(text, d.WIDTH, (d.SMALL, HINT_FONT))
+    c.center(HINT_Y + (d.SMALL.size - font.size), text, font)
 
 
-def result_screen(c: Canvas, header: str, right: str, headline: str, players: list[str], tokens: list[int],
-                  highlight: int | None) -> None:
-    """The end of a round or match: a headline, then everyone's tokens."""
-    c.header(header, right)
-    c.center(16, headline, d.largest_fitting(headline, d.WIDTH - 2, (d.BIG, d.TITLE, d.STRONG)))
-    token_grid(c, 39, players, tokens, highlight)
+HINT_Y = d.HEIGHT - 10      # the hint line's top: its capitals take the last 8 rows
+# 9 px DejaVu, only for hint lines that do not fit in SMALL: still readable
+# on one line of short words, and the whole hint stays on the screen.
+HINT_FONT = d._font(d.REGULAR, 9)     # the same layout engine as every other text (draw.LAYOUT)
 
 
 def score_rows(c: Canvas, players: list[str], scores: list[int], first: int = 0, y: int = 14,

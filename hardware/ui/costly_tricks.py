@@ -18,9 +18,13 @@ Screens (``self.mode``), re-derived from the public state after a change:
                The 11th trick's points are forced (220 minus the others): OK on
                *Won by* enters it at once.  BACK steps back a field; on *Won
                by* it opens the menu.
-``hand_end``   the hand's token and both sides' points; any button (or
-               REVEAL_S) goes on to the next deal.
-``match_end``  the winner; OK opens the menu.
+``hand_end``   the hand's token and both sides' tricks and points; any
+               button (or REVEAL_S) goes on to the next deal (BACK opens the
+               menu over it).
+``match_end``  the winner and the last hand; OK or BACK opens the menu.
+
+Each screen's hint line says what OK and BACK do; the undo prompt names the
+deal or the trick it takes back (:func:`describe_undo`).
 
 Presses per trick: seat moves (0-2) + OK + coarse moves + OK + fine moves
 + OK, so 3 at least and about 6 on average; the 11th trick: seat moves + OK.
@@ -33,7 +37,7 @@ from companion.i18n import N_, _
 
 from .. import draw as d
 from ..draw import Canvas
-from .base import REVEAL_S, Controller
+from .base import REVEAL_S, Controller, UndoStep, center_named, hint_line
 from .number_entry import Stepper
 
 SEATS = 4
@@ -117,8 +121,8 @@ class CostlyTricksController(Controller):
     def key(self, name: str) -> bool:
         p = self.public
         if self.mode == "hand_end":
-            self._derive()                # any button: on to the deal
-            return True
+            self._derive()                # any button: on to the deal (BACK: and the menu)
+            return name != "back"
         if self.mode == "match_end":
             if name == "ok":
                 self.app.open_menu()
@@ -161,48 +165,76 @@ class CostlyTricksController(Controller):
     def draw(self, c: Canvas, p: dict) -> None:
         getattr(self, f"_draw_{self.mode}")(c, p)
 
-    def _draw_sides(self, c: Canvas, p: dict, y: int, lead: int | None, scores, tricks) -> None:
+    def _draw_sides(self, c: Canvas, p: dict, y: int, lead: int | None, scores, tricks, step: int = 12,
+                    font=d.BODY) -> None:
         """Both sides: triangle at the lead, name, tokens, tricks, hand points."""
         for s in (0, 1):
-            row = y + s * 12
+            row = y + s * step
             if lead is not None and lead % 2 == s:
                 marker(c, 0, row + 3, hollow=lead >= 2)
             tokens = p["tokens"][s]
             room = 66 - (min(tokens, 3) * 5 + 3 if tokens else 0)
-            width = c.text_fit(5, row, p["players"][s], room, d.BODY)
+            width = c.text_fit(5, row, p["players"][s], room, font)
             c.dots(5 + width + 3, row + 4, tokens, limit=3)
-            c.right(98, row + 1, _("{n} tr.", n=tricks[s]), d.SMALL)
-            c.right(d.WIDTH - 1, row, d.signed(scores[s]), d.STRONG)
+            c.right(98, row + (1 if font is d.BODY else 0), _("{n} tr.", n=tricks[s]), d.SMALL)
+            c.right(d.WIDTH - 1, row, d.signed(scores[s]), d.STRONG if font is d.BODY else font)
 
     def _draw_trick(self, c: Canvas, p: dict) -> None:
         played = sum(p["tricks"])
         c.header(_("Hand {h} · trick {t}/{n}", h=len(p["hands"]) + 1, t=played + 1, n=TRICKS))
-        self._draw_sides(c, p, 14, p["lead"], p["scores"], p["tricks"])
+        self._draw_sides(c, p, 13, p["lead"], p["scores"], p["tricks"], step=9, font=d.SMALL)
         label = _("Won by")
-        seat = d.fit(seat_label(p["players"], self.cursor), d.BODY, d.WIDTH - 9 - d.text_width(label, d.BODY))
-        c.row(39, label, self.field == 0, height=12, right=seat)
+        seat = d.fit(seat_label(p["players"], self.cursor), d.SMALL, d.WIDTH - 9 - d.text_width(label, d.SMALL))
+        c.row(33, label, self.field == 0, height=10, right=seat, font=d.SMALL)     # under the sides' descenders
         if self._last_trick():
-            c.row(51, _("Points (the rest)"), False, height=12, right=str(self.points.value))
+            c.row(43, _("Points (the rest)"), False, height=10, right=str(self.points.value), font=d.SMALL)
+            hint_line(c, _("OK: enter · BACK: menu"))
         else:
-            c.row(51, _("Points {step}", step=self.points.label()), self.field == 1, height=12,
-                  right=str(self.points.value))
+            c.row(43, _("Points {step}", step=self.points.label()), self.field == 1, height=10,
+                  right=str(self.points.value), font=d.SMALL)
+            hint_line(c, _("OK: points · BACK: menu") if self.field == 0 else _("OK: enter · BACK: back"))
 
     def _draw_deal(self, c: Canvas, p: dict) -> None:
         c.header(_("Who has the red 0?"))
         for seat in range(SEATS):
-            c.row(14 + seat * 12, seat_label(p["players"], seat), seat == self.cursor, height=12)
+            c.row(13 + seat * 10, seat_label(p["players"], seat), seat == self.cursor, height=10, font=d.SMALL)
+        hint_line(c, _("OK: deal · BACK: menu"))
 
-    def _draw_result(self, c: Canvas, p: dict, header: str, right: str, headline: str) -> None:
+    def _draw_result(self, c: Canvas, p: dict, header: str, right: str, headline, seat: int | None) -> None:
+        """``headline``: a function of the seat's name ("Token for {name}")."""
         hand = p["hands"][-1]
         c.header(header, right)
-        c.center(15, headline, d.largest_fitting(headline, d.WIDTH - 2, (d.BIG, d.TITLE, d.STRONG)))
-        self._draw_sides(c, p, 38, None, hand["points"], hand["tricks"])
+        center_named(c, 14, headline, p["players"][seat] if seat is not None else "")
+        self._draw_sides(c, p, 30, None, hand["points"], hand["tricks"], step=11)
 
     def _draw_hand_end(self, c: Canvas, p: dict) -> None:
         token = p["hands"][-1]["token"]
-        headline = _("No token: 0 to 0") if token is None else _("Token for {name}", name=p["players"][token])
-        self._draw_result(c, p, _("Hand {h} over", h=len(p["hands"])), "", headline)
+        headline = (lambda n: _("No token: 0 to 0")) if token is None else (lambda n: _("Token for {name}", name=n))
+        self._draw_result(c, p, _("Hand {h} over", h=len(p["hands"])), "", headline, token)
+        hint_line(c, _("OK: go on · BACK: menu"))
 
     def _draw_match_end(self, c: Canvas, p: dict) -> None:
-        winner = p["players"][p["winner"][0]]
-        self._draw_result(c, p, _("Match over"), _("OK: menu"), _("{name} wins!", name=winner))
+        self._draw_result(c, p, _("Match over"), _("hand {h}", h=len(p["hands"])),
+                          lambda n: _("{name} wins!", name=n), p["winner"][0])
+        hint_line(c, _("OK or BACK: menu"))
+
+    def describe_undo(self, step: UndoStep) -> str:
+        return describe_undo(step)
+
+
+def describe_undo(step: UndoStep) -> str:
+    """A deal ("the deal: Ben's dummy leads") or a trick ("the trick won by
+    Ann (25)"); Costly Tricks has no secret entry."""
+    a, players = step.action, step.before.get("players") or []
+    if a.get("type") == "deal":
+        return _("the deal: {seat} leads", seat=seat_label(players, a["lead"]))
+    if a.get("type") == "trick":
+        winner = a.get("winner")
+        if winner is None and step.after.get("lead") is not None:
+            winner = step.after["lead"]             # entered as cards: the winner leads next
+        if winner is None:
+            return _("the last trick of hand {h}", h=len(step.before.get("hands") or []) + 1)
+        if a.get("points") is None:
+            return _("the trick won by {seat}", seat=seat_label(players, winner))
+        return _("the trick won by {seat} ({n})", seat=seat_label(players, winner), n=a["points"])
+    return ""

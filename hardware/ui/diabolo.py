@@ -23,7 +23,10 @@ Screens (``self.mode``); a colour's scoring is a draft kept in the controller
               decisions: nothing about them is drawn before that).
 ``scored``    the colour's result and who played a double (REVEAL_S or a
               button), then ``round_end`` after a round's fifth colour.
-``game_end``  the winners; OK opens the menu.
+``game_end``  the winners; OK or BACK opens the menu.
+
+Each screen (up to four seats) ends with a hint line saying what OK and BACK
+do; the undo prompt names a double decision by its seat only.
 
 BACK steps back a field; on the first ``pass`` screen it returns to the sums
 until a decision is locked, then to the table (OK resumes).  Presses per
@@ -38,7 +41,7 @@ from companion.i18n import N_, _
 
 from .. import draw as d
 from ..draw import Canvas
-from .base import REVEAL_S, Controller, lead_marker, pass_screen
+from .base import REVEAL_S, Controller, UndoStep, hint_line, lead_marker, legend_header, pass_screen
 from .number_entry import Stepper
 
 COLOURS = 5
@@ -203,7 +206,7 @@ class DiaboloController(Controller):
     def key(self, name: str) -> bool:
         if self.mode in ("scored", "round_end"):
             self._after_result()
-            return True
+            return name != "back"          # BACK: on, to the menu
         if self.mode == "game_end":
             if name == "ok":
                 self.app.open_menu()
@@ -294,26 +297,29 @@ class DiaboloController(Controller):
     def draw(self, c: Canvas, p: dict) -> None:
         getattr(self, f"_draw_{self.mode}")(c, p)
 
-    def _seat_rows(self, c: Canvas, p: dict, right_of, cursor: int | None = None, marks: bool = True) -> None:
-        """One row per seat: 12 px high up to four seats, 10 px for five."""
+    def _seat_rows(self, c: Canvas, p: dict, right_of, cursor: int | None = None, marks: bool = True,
+                   hint: str = "") -> None:
+        """One row per seat, 10 px high; up to four seats, the hint line under them."""
         first = self._board("turn", self._order()[0])      # whose turn it is to place a card
-        height, font = (12, d.BODY) if len(p["players"]) <= 4 else (10, d.SMALL)
+        height, font = 10, d.SMALL
         for seat, name in enumerate(p["players"]):
-            y = 14 + seat * height
+            y = 13 + seat * height
             fg = d.ON
             if seat == cursor:
                 c.fill(0, y, d.WIDTH - 1, y + height - 1)
                 fg = d.OFF
             if marks and seat == first:
                 lead_marker(c, 0, y + height // 2 - 3, fill=fg)
-            width = c.text_fit(5, y - 1, name, 60, font, fill=fg)
+            width = c.text_fit(5, y, name, 60, font, fill=fg)
             if marks and seat == p["dealer"]:            # "D" boxed, as on the Sloppy Seconds table
                 x = 5 + width + 3
-                c.fill(x, y + 1, x + 8, y + 10)
+                c.fill(x, y + 2, x + 8, y + 10)
                 c.text(x + 1, y + 1, _("D"), d.SMALL, fill=d.OFF)
             if marks and p["doubles_left"][seat]:
                 c.text(80, y, "\u00d72", d.SMALL, fill=fg)
-            c.right(d.WIDTH - 1, y - 1, right_of(seat), font, fill=fg)
+            c.right(d.WIDTH - 1, y, right_of(seat), font, fill=fg)
+        if len(p["players"]) <= 4 and hint:
+            hint_line(c, hint)
 
     def _draw_table(self, c: Canvas, p: dict) -> None:
         n = len(p["players"])
@@ -324,17 +330,19 @@ class DiaboloController(Controller):
             scored = "\u2713 " + " ".join(col[:size] for col in p["scored"])
             if d.text_width(scored, d.SMALL) <= room:
                 break
-        c.header(title, scored if p["scored"] else "")
-        self._seat_rows(c, p, lambda s: d.number(p["scores"][s]))
-        if n == 3:
-            c.footer(_("Scored: {colors}", colors=", ".join(p["scored"])) if p["scored"] else _("OK: score a colour"))
+        if p["scored"]:
+            c.header(title, scored)
+        else:
+            legend_header(c, title, _("places"))     # the triangle: whose turn it is to place a card
+        self._seat_rows(c, p, lambda s: d.number(p["scores"][s]), hint=_("OK: score · BACK: menu"))
 
     def _draw_color(self, c: Canvas, p: dict) -> None:
         colors = self._colors()
         c.header(_("Which colour?"), _("{k}/5 scored", k=len(p["scored"])))
         first = max(0, min(self.cursor - 2, len(colors) - 4))
         for i, color in enumerate(colors[first:first + 4]):
-            c.row(14 + i * 12, color, first + i == self.cursor, height=12)
+            c.row(13 + i * 10, color, first + i == self.cursor, height=10, font=d.SMALL)
+        hint_line(c, _("OK: pick · BACK: table"))
 
     def _verdict(self, heaven: int, hell: int) -> str:
         if heaven > hell:
@@ -353,22 +361,24 @@ class DiaboloController(Controller):
         c.header(_("{color}: the row", color=self.color))
         c.row(15, _("Heaven"), self.side == 0, height=13, right=str(heaven), font=d.STRONG)
         c.row(29, _("Hell"), self.side == 1, height=13, right=str(hell), font=d.STRONG)
-        c.footer(self._verdict(heaven, hell) if self.side == 1 else _("▲▼ sum · OK next"))
+        if self.side == 1:
+            c.center(43, self._verdict(heaven, hell), d.SMALL)
+        hint_line(c, _("OK: next · BACK: back"))
 
     def _draw_pass(self, c: Canvas, p: dict) -> None:
         done = [p["players"][s] for s in self._order() if s in self._decided()]
         holders = [s for s in self._order() if p["doubles_left"][s]]
         pass_screen(c, _("{color}: doubles", color=self.color), f"{len(done)}/{len(holders)}",
-                    done[-2:], p["players"][self.seat])
+                    done[-2:], p["players"][self.seat], _("OK: ready · BACK: back"))
 
     def _draw_pick(self, c: Canvas, p: dict) -> None:
         c.private = True
         name = p["players"][self.seat]
         c.header(_("{name}, your double", name=name))
         c.center(14, _("on {color}? Only {name} looks!", color=self.color, name=name), d.SMALL)
-        c.row(27, _("Keep it"), self.cursor == 0, height=13, font=d.STRONG)
-        c.row(41, _("Play it \u00d72"), self.cursor == 1, height=13, font=d.STRONG)
-        c.footer(_("▲▼ choose · OK lock"))
+        c.row(26, _("Keep it"), self.cursor == 0, height=13, font=d.STRONG)
+        c.row(40, _("Play it \u00d72"), self.cursor == 1, height=13, font=d.STRONG)
+        hint_line(c, _("OK: lock · BACK: pass"))
 
     def _draw_hands(self, c: Canvas, p: dict) -> None:
         c.header(_("{color}: hand sums", color=self.color), self.field.label())
@@ -377,28 +387,46 @@ class DiaboloController(Controller):
             if s == self.seat:
                 return str(self.field.value)
             return str(self.hands[s]) if s < self.seat else ""
-        self._seat_rows(c, p, value, cursor=self.seat, marks=False)
+        self._seat_rows(c, p, value, cursor=self.seat, marks=False, hint=_("OK: next · BACK: back"))
 
     def _draw_scored(self, c: Canvas, p: dict) -> None:
         r = self.result
         c.header(_("{color} scored", color=r["color"]), _("round {r}", r=r["round"]))
         who = [(s, v) for s, v in enumerate(r["delta"]) if v]
         if who:
-            seat, points = who[0]
-            headline = f"{p['players'][seat]} {d.signed(points)}"
+            headline = " · ".join(f"{p['players'][seat]} {d.signed(points)}" for seat, points in who)
         else:
             headline = _("Nobody scores")
-        c.center(16, headline, d.largest_fitting(headline, d.WIDTH - 2, (d.BIG, d.TITLE, d.STRONG)))
+        c.center(16, headline, d.largest_fitting(headline, d.WIDTH - 2, (d.BIG, d.TITLE, d.STRONG, d.SMALL)))
         if r["doubled"]:
             names = ", ".join(p["players"][s] for s in r["doubled"])
             for i, line in enumerate(d.wrap(_("Doubles played: {names}", names=names), d.SMALL, d.WIDTH - 2)[:2]):
-                c.center(38 + i * 10, line, d.SMALL)
+                c.center(34 + i * 10, line, d.SMALL)
+        hint_line(c, _("OK: go on · BACK: menu"))
 
     def _draw_round_end(self, c: Canvas, p: dict) -> None:
         c.header(_("Round {r} over", r=self.result["round"]), _("total"))
-        self._seat_rows(c, p, lambda s: d.number(p["scores"][s]), marks=False)
+        self._seat_rows(c, p, lambda s: d.number(p["scores"][s]), marks=False, hint=_("OK: go on · BACK: menu"))
 
     def _draw_game_end(self, c: Canvas, p: dict) -> None:
         winners = set(p["winner"])
-        c.header(_("Game over"), _("OK: menu"))
-        self._seat_rows(c, p, lambda s: ("\u2605 " if s in winners else "") + d.number(p["scores"][s]), marks=False)
+        c.header(_("Game over"), _("\u2605 wins"))
+        self._seat_rows(c, p, lambda s: ("\u2605 " if s in winners else "") + d.number(p["scores"][s]), marks=False,
+                        hint=_("OK or BACK: menu"))
+
+    def describe_undo(self, step: UndoStep) -> str:
+        return describe_undo(step)
+
+
+def describe_undo(step: UndoStep) -> str:
+    """A card placed in a row, a colour's score, or a double decision (a
+    secret: named by its seat only, "Ben's double decision")."""
+    a = step.action
+    kind = a.get("type")
+    if kind == "double":
+        return _("{name}'s double decision", name=step.name(a.get("seat")))
+    if kind == "place":
+        return _("{name}'s {value} in {color}", name=step.name(a.get("seat")), value=a["value"], color=a["color"])
+    if kind == "score":
+        return _("the {color} score", color=a["color"])
+    return ""

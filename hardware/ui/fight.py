@@ -22,7 +22,12 @@ play and the next two), then the table; the bottom line is the entry.
              thread: the screen says "thinking…" (and keeps answering BACK)
              until the answer comes; the box looks for it every
              ``POLL_S`` while, and only while, it waits.
-``end``      the winner and the order the others went out; OK opens the menu.
+``end``      the winner and the order the others went out; OK or BACK opens
+             the menu.
+
+A seat that runs out of coins is said at once in a message ("Ann is out:
+no coins left").  The grid uses every row: its bottom line (the turn being
+entered) stands for the hint line; BACK there opens the menu.
 
 Presses per turn: coin moves (0..2 with a standard purse) + OK + change moves
 (0 when the largest change is taken) + OK: 2 at least.  A hint: UP + OK to
@@ -37,7 +42,7 @@ from companion.i18n import N_, _
 
 from .. import draw as d
 from ..draw import Canvas
-from .base import Controller, lead_marker
+from .base import HINT_FONT, HINT_Y, Controller, UndoStep, center_named, hint_line, lead_marker
 
 HINT = "hint"
 NAME_W = 40          # the name column
@@ -101,9 +106,13 @@ class FightController(Controller):
         return [v for v in self._values() if purse[str(v)]] + [HINT]
 
     def sync(self, public, change) -> None:
-        self.public = public
+        previous, self.public = self.public, public
         if change is not None and change.kind not in ("action", "undo", "new_game", "resume"):
             return
+        if change is not None and change.kind == "action" and not public["finished"]:
+            gone = [s for s in public.get("out") or () if s not in (previous.get("out") or ())]
+            if gone:        # said at once: the grid only stops listing the seat
+                self.app.show_message(_("{name} is out: no coins left", name=public["players"][gone[-1]]))
         self.mode = "end" if public["finished"] else "play"
         self.slot, self.coin, self.hint = 0, None, None
         self._stop_thinking()
@@ -258,28 +267,48 @@ class FightController(Controller):
             c.header(_("Hint for {name}", name=name))
             c.center(17, _("thinking\u2026"), d.STRONG)
             c.center(31, "\u00b7 " * (1 + self.thinking % 3), d.STRONG)     # moves: the box is alive
-            c.center(52, _("BACK: cancel"), d.SMALL)
+            hint_line(c, _("OK: wait · BACK: cancel"))      # OK does nothing while the search runs
             return
-        c.header(_("Hint for {name}", name=name), _("OK: play it") if h else "")
-        reason = d.wrap(_(h.reason), d.SMALL, d.WIDTH - 2)
-        y, step = 14, 10
+        y = 14
         if h:
             move = _("{coin} \u2192 {change}", coin=h.play, change=change_text(h.take))
-            if len(reason) < 4:
-                c.center(15, move, d.largest_fitting(move, d.WIDTH - 2, (d.TITLE, d.STRONG, d.BODY)))
-                y, step = 31, 10
-            else:
-                c.center(13, move, d.largest_fitting(move, d.WIDTH - 2, (d.STRONG, d.BODY)))
-                y, step = 26, 9
-        for line in reason[: (d.HEIGHT - y) // step]:
-            c.center(y, line, d.SMALL)
+            c.center(13, move, d.largest_fitting(move, d.WIDTH - 2, (d.TITLE, d.STRONG, d.BODY)))
+            y = 29
+        # The whole reason above the hint line: in the small font, or a pixel
+        # smaller (and closer lines); a reason longer still takes the hint
+        # line's place, and the header says what OK does.
+        for bottom in (HINT_Y + 1, d.HEIGHT):
+            for font, step in ((d.SMALL, 10), (HINT_FONT, 8)):
+                reason = d.wrap(_(h.reason), font, d.WIDTH - 2)
+                if len(reason) * step <= bottom - y:
+                    break
+            if len(reason) * step <= bottom - y:
+                break
+        hint = _("OK: play it · BACK: back") if h else _("OK or BACK: back")
+        c.header(_("Hint for {name}", name=name), "" if bottom <= HINT_Y + 1 else _("OK: play it") if h else "")
+        for line in reason[: (bottom - y) // step]:
+            c.center(y, line, font)
             y += step
+        if bottom <= HINT_Y + 1:
+            hint_line(c, hint)
 
     def _draw_end(self, c: Canvas, p: dict) -> None:
         winner = p["players"][p["winner"][0]]
-        c.header(_("Game over"), _("OK: menu"))
-        text = _("{name} wins!", name=winner)
-        c.center(15, text, d.largest_fitting(text, d.WIDTH - 2, (d.BIG, d.TITLE, d.STRONG)))
+        c.header(_("Game over"), _("last in"))
+        center_named(c, 14, lambda n: _("{name} wins!", name=n), winner, (d.BIG, d.TITLE, d.STRONG))
         out = [p["players"][s] for s in reversed(p["out"])]
         for i, line in enumerate(d.wrap(_("then: {names}", names=", ".join(out)), d.SMALL, d.WIDTH - 2)[:2]):
-            c.center(38 + i * 10, line, d.SMALL)
+            c.center(33 + i * 10, line, d.SMALL)
+        hint_line(c, _("OK or BACK: menu"))
+
+    def describe_undo(self, step: UndoStep) -> str:
+        return describe_undo(step)
+
+
+def describe_undo(step: UndoStep) -> str:
+    """A turn, public: "Ann's turn: 10 → 5+2"."""
+    a = step.action
+    if a.get("type") != "turn":
+        return ""
+    return _("{name}'s turn: {coin} \u2192 {change}", name=step.name(a.get("seat")), coin=a["play"],
+             change=change_text(a.get("take") or ()))

@@ -11,7 +11,7 @@ from companion.i18n import _
 
 from .. import draw as d
 from ..draw import Canvas
-from .base import Controller, score_rows
+from .base import Controller, hint_line, score_rows
 
 ROWS = 3
 
@@ -41,4 +41,4 @@ class GenericController(Controller):
         winners = set(p.get("winner") or ())
         score_rows(c, players, scores, self.first, rows=ROWS,
                    right_of=lambda s: ("\u2605 " if s in winners else "") + d.number(scores[s]))
-        c.footer(_("Use a phone for moves"))
+        hint_line(c, _("Use a phone · BACK: menu"))

@@ -23,7 +23,8 @@ names from the settings (``names``), without the ones other seats already
 have.  While phones hold seats, a row "Phone seats: release / keep" says
 whether they keep them in the new game (release unless the table says so).
 
-A long press of BACK, anywhere, asks "Undo the last action?" (OK = undo).
+A long press of BACK, anywhere, asks "Undo the last action?" and names it
+("Ben's locked card": a secret entry by its seat only); OK = undo.
 """
 
 from __future__ import annotations
@@ -314,6 +315,11 @@ def save_language(path: Path, language: str) -> bool:
 
 
 class UndoConfirm(Layer):
+    """"Undo the last action?" and what it is ("Ben's locked card", "the
+    trick won by Chloé (25)"), from :meth:`App.describe_undo`: a secret
+    entry is named by its seat only.  Read at every frame: should a phone
+    enter something meanwhile, the prompt names what OK would now undo."""
+
     def key(self, name: str) -> None:
         if name not in ("ok", "back"):
             return
@@ -323,10 +329,15 @@ class UndoConfirm(Layer):
                 self.app.close_layers()
 
     def draw(self, c: Canvas) -> None:
-        c.header(_("Undo"))
-        c.center(17, _("Undo the last action?"), d.BODY)
-        c.center(33, _("OK: undo"), d.STRONG)
-        c.center(48, _("BACK: keep it"), d.BODY)
+        c.header(_("Undo the last action?"))
+        what = self.app.describe_undo()
+        lines = d.wrap(what, d.STRONG, d.WIDTH - 2)[:3] if what else []
+        if not lines:
+            nothing = self.app.last_step() is None
+            c.center(24, _("Nothing to undo yet") if nothing else _("OK: undo"), d.STRONG)
+        for i, line in enumerate(lines):
+            c.center(16 + i * 12 + (6 if len(lines) < 3 else 0), line, d.STRONG)
+        c.footer(_("OK: undo · BACK: keep it"))
 
 
 class ClaimsMenu(ListLayer):

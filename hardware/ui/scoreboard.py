@@ -23,7 +23,7 @@ from companion.i18n import _
 
 from .. import draw as d
 from ..draw import Canvas
-from .base import REVEAL_S, Controller, pass_screen
+from .base import REVEAL_S, Controller, UndoStep, hint_line, pass_screen
 
 ROWS = 4     # visible list rows
 
@@ -86,7 +86,7 @@ class ScoreboardController(Controller):
         n = len(p["players"])
         if self.mode == "reveal":
             self._derive()
-            return True
+            return name != "back"          # BACK: on, to the menu
         if self.mode == "finished":
             if name == "ok":
                 self.app.open_menu()
@@ -152,44 +152,46 @@ class ScoreboardController(Controller):
         first = max(0, min(self.cursor - ROWS + 1, n + 1 - ROWS))
         for i in range(ROWS):
             row = first + i
-            y = 14 + i * 12
+            y = 13 + i * 10
             if row < n:
                 tokens = p["tokens"][row]
                 right = d.number(p["scores"][row])
                 if tokens:
                     right = f"{tokens}\u25cf {right}"
-                c.row(y, p["players"][row], row == self.cursor, height=12, right=right)
+                c.row(y, p["players"][row], row == self.cursor, height=10, right=right, font=d.SMALL)
             elif row == n:
-                c.row(y, _("Secret round \u25b8"), row == self.cursor, height=12)
+                c.row(y, _("Secret round \u25b8"), row == self.cursor, height=10, font=d.SMALL)
+        hint_line(c, _("OK: change · BACK: menu") if self.cursor < n else _("OK: start · BACK: menu"))
 
     def _draw_edit(self, c: Canvas, p: dict) -> None:
         name = p["players"][self.seat]
         c.header(name, _("score {s}", s=d.number(p["scores"][self.seat])))
-        c.row(16, _("Points"), self.field == 0, height=15, right=d.signed(self.delta[0]), font=d.TITLE)
-        c.row(32, _("Tokens"), self.field == 1, height=15, right=d.signed(self.delta[1]), font=d.TITLE)
-        c.footer(_("▲▼ change · OK apply"))
+        c.row(15, _("Points"), self.field == 0, height=15, right=d.signed(self.delta[0]), font=d.TITLE)
+        c.row(31, _("Tokens"), self.field == 1, height=15, right=d.signed(self.delta[1]), font=d.TITLE)
+        hint_line(c, _("OK: apply · BACK: cancel"))
 
     def _draw_pass(self, c: Canvas, p: dict) -> None:
         done = [p["players"][s] for s in p["entered"]]
         if len(done) > 2:
             done = done[-2:]
         pass_screen(c, _("Secret round"), _("{k}/{n}", k=len(p["entered"]), n=len(p["players"])),
-                    done, p["players"][self.seat])
+                    done, p["players"][self.seat], _("OK: ready · BACK: list"))
 
     def _draw_pick(self, c: Canvas, p: dict) -> None:
         c.private = True
         name = p["players"][self.seat]
         c.header(_("{name}: your secret number", name=name))
         c.center(15, _("Only {name} looks!", name=name), d.BODY)
-        c.center(28, d.number(self.value), d.HUGE)
-        c.footer(_("▲▼ change · OK lock"))
+        c.center(27, d.number(self.value), d.HUGE)
+        hint_line(c, _("OK: lock · BACK: pass"))
 
     def _draw_reveal(self, c: Canvas, p: dict) -> None:
         c.header(_("Revealed!"))
         pairs = list(zip(p["players"], p["reveal"] or []))
         if len(pairs) <= ROWS:
             for i, (name, value) in enumerate(pairs):
-                c.row(14 + i * 12, name, False, height=12, right=d.number(value), font=d.BODY)
+                c.row(13 + i * 10, name, False, height=10, right=d.number(value), font=d.SMALL)
+            hint_line(c, _("OK: go on · BACK: menu"))
             return
         for i, (name, value) in enumerate(pairs[:2 * ROWS]):      # five to eight seats: two columns
             x, y = (i // ROWS) * 65, 14 + (i % ROWS) * 12
@@ -199,6 +201,28 @@ class ScoreboardController(Controller):
 
     def _draw_finished(self, c: Canvas, p: dict) -> None:
         names = ", ".join(p["players"][s] for s in p["winner"])
-        c.header(_("Game over"), _("OK: menu"))
-        c.center(16, _("Winner"), d.SMALL)
-        c.center(28, names, d.largest_fitting(names, d.WIDTH - 4, (d.BIG, d.TITLE, d.STRONG, d.SMALL)))
+        c.header(_("Game over"))
+        c.center(14, _("Winner") if len(p["winner"]) == 1 else _("Winners"), d.SMALL)
+        c.center(25, names, d.largest_fitting(names, d.WIDTH - 4, (d.BIG, d.TITLE, d.STRONG, d.SMALL)))
+        best = p["winner"][0]
+        score = _("{score} points · {tokens} tokens", score=d.number(p["scores"][best]), tokens=p["tokens"][best])
+        c.center(43, score, d.SMALL)
+        hint_line(c, _("OK or BACK: menu"))
+
+    def describe_undo(self, step: UndoStep) -> str:
+        return describe_undo(step)
+
+
+def describe_undo(step: UndoStep) -> str:
+    """Points or tokens by name and amount; a secret number by its seat only."""
+    a = step.action
+    name = step.name(a.get("seat"))
+    if a.get("type") == "secret":
+        if step.after.get("reveal") != step.before.get("reveal"):
+            return _("{name}'s secret number and the reveal", name=name)
+        return _("{name}'s secret number", name=name)
+    if a.get("type") == "add":
+        return _("{name}: {points} points", name=name, points=d.signed(a["points"]))
+    if a.get("type") == "token":
+        return _("{name}: {delta} tokens", name=name, delta=d.signed(a["delta"]))
+    return ""

@@ -17,8 +17,11 @@ Screens (``self.mode``):
               for diamonds with three players): the sum check, visible.  OK
               scores the hand.
 ``last``      the last hand's points; any button returns.
-``hand_end``  the hand's points and the new totals (any button or REVEAL_S).
-``game_end``  the winner; OK opens the menu.
+``hand_end``  the hand's points and the new totals (any button or REVEAL_S;
+              BACK opens the menu over the table).
+``game_end``  the winner and everyone's total; OK or BACK opens the menu.
+
+Each screen ends with a hint line saying what OK and BACK do.
 
 Presses per hand: 1 (OK to start) + for each of the 4 × (seats − 1) values
 coarse moves + OK + fine moves + OK, + 1 (confirm): about 45 with three
@@ -31,7 +34,7 @@ from companion.i18n import N_, _
 
 from .. import draw as d
 from ..draw import Canvas
-from .base import REVEAL_S, Controller, lead_marker
+from .base import REVEAL_S, Controller, UndoStep, center_named, hint_line, lead_marker, legend_header
 from .number_entry import Stepper
 
 SUITS = "SHDC"
@@ -156,9 +159,10 @@ class SloppySecondsController(Controller):
     # -- buttons ----------------------------------------------------------------
     def key(self, name: str) -> bool:
         if self.mode in ("hand_end", "last"):
+            back_to_menu = name == "back" and self.mode == "hand_end"     # a look at the last hand just closes
             self.mode = "table"
             self._derive()
-            return True
+            return not (back_to_menu and self.mode == "table")
         if self.mode == "game_end":
             if name == "ok":
                 self.app.open_menu()
@@ -201,44 +205,48 @@ class SloppySecondsController(Controller):
         return " · ".join(parts)
 
     def _seat_rows(self, c: Canvas, p: dict, right_of, lead: int | None = None) -> None:
+        step = 10 if len(p["players"]) <= 4 else 8
         for seat, name in enumerate(p["players"]):
-            y = 14 + seat * 12
+            y = 13 + seat * step
             if seat == lead:
                 lead_marker(c, 0, y + 3)
-            width = c.text_fit(5, y, name, 80, d.BODY)
+            width = c.text_fit(5, y, name, 80, d.SMALL)
             if seat == p["dealer"]:
-                c.fill(5 + width + 3, y + 1, 5 + width + 11, y + 10)
+                c.fill(5 + width + 3, y + 2, 5 + width + 11, y + 10)
                 c.text(5 + width + 4, y + 1, _("D"), d.SMALL, fill=d.OFF)
             right = right_of(seat)
             if isinstance(right, tuple):          # (hand points, total)
-                c.right(92, y, right[0], d.BODY)
+                c.right(92, y, right[0], d.SMALL)
                 right = right[1]
-            c.right(d.WIDTH - 1, y, right, d.STRONG)
+            c.right(d.WIDTH - 1, y - 1, right, d.STRONG)
 
     def _draw_table(self, c: Canvas, p: dict) -> None:
-        c.header(_("Hand {h}", h=len(p["hands"]) + 1), self._trump_text(p))
+        if self._trump_text(p) or p["lead"] is None:
+            c.header(_("Hand {h}", h=len(p["hands"]) + 1), self._trump_text(p))
+        else:
+            legend_header(c, _("Hand {h}", h=len(p["hands"]) + 1), _("leads"))
         self._seat_rows(c, p, lambda s: d.number(p["scores"][s]), p["lead"])
-        if self._n() == 3:
-            c.footer(_("OK: enter the hand") if not p["tricks_played"] else _("Tricks: on a phone"))
+        hint_line(c, _("OK: enter · BACK: menu") if not p["tricks_played"] else _("Tricks: on a phone"))
 
     def _draw_last(self, c: Canvas, p: dict, title: str | None = None) -> None:
         points = p["hands"][-1]["points"]
         c.header(title or _("Last hand ({h})", h=len(p["hands"])), _("total"))
         self._seat_rows(c, p, lambda s: (d.signed(points[s]), d.number(p["scores"][s])))
+        hint_line(c, _("OK or BACK: back") if self.mode == "last" else _("OK: go on · BACK: menu"))
 
     def _draw_hand_end(self, c: Canvas, p: dict) -> None:
         self._draw_last(c, p, _("Hand {h} scored", h=len(p["hands"])))
 
     def _suit_rows(self, c: Canvas, values: list[int], right_of, cursor: int | None) -> None:
         for k, suit in enumerate(SUITS):
-            y = 14 + k * 12
+            y = 13 + k * 10
             fg = d.ON
             if k == cursor:
-                c.fill(0, y, d.WIDTH - 1, y + 11)
+                c.fill(0, y, d.WIDTH - 1, y + 9)
                 fg = d.OFF
-            c.text(2, y + 1, SYMBOLS[suit], d.BODY, fill=fg)
-            c.text(16, y, str(values[k]), d.STRONG, fill=fg)
-            c.right(d.WIDTH - 3, y + 1, right_of(k), d.SMALL, fill=fg)
+            c.text(2, y, SYMBOLS[suit], d.SMALL, fill=fg)
+            c.text(16, y - 1, str(values[k]), d.STRONG, fill=fg)
+            c.right(d.WIDTH - 3, y, right_of(k), d.SMALL, fill=fg)
 
     def _draw_entry(self, c: Canvas, p: dict) -> None:
         seat = self.seat
@@ -249,17 +257,33 @@ class SloppySecondsController(Controller):
         def left(k: int) -> str:
             return "" if values[k] is None else _("{n} left", n=self._left(k, seat) - values[k])
         self._suit_rows(c, ["" if v is None else v for v in values], left, self.suit)
+        hint_line(c, _("OK: next · BACK: back"))
 
     def _draw_confirm(self, c: Canvas, p: dict) -> None:
         last = self._n() - 1
-        c.header(_("{name}: the rest", name=p["players"][last]), _("OK: score"))
+        c.header(_("{name}: the rest", name=p["players"][last]))
         self._suit_rows(c, self._rest(), lambda k: _("of {n}", n=suit_total(SUITS[k], self._n())), None)
+        hint_line(c, _("OK: score · BACK: fix"))
 
     def _draw_game_end(self, c: Canvas, p: dict) -> None:
-        c.header(_("Game over"), _("OK: menu"))
+        c.header(_("Game over"), _("target {t}", t=p.get("target", "")) if p.get("target") else "")
         winner = p["winner"][0]
-        c.center(14, _("{name} wins!", name=p["players"][winner]), d.TITLE)
+        center_named(c, 13, lambda n: _("{name} wins!", name=n), p["players"][winner])
         others = [f"{n} {d.number(s)}" for n, s in zip(p["players"], p["scores"])]
         for i, text in enumerate(others):
-            x, y = (i % 2) * 65, 34 + (i // 2) * 12
-            c.text_fit(x, y, text, 62, d.BODY)
+            x, y = (i % 2) * 65, 30 + (i // 2) * 11
+            c.text_fit(x, y, text, 62, d.STRONG if i == winner else d.BODY)
+        hint_line(c, _("OK or BACK: menu"))
+
+    def describe_undo(self, step: UndoStep) -> str:
+        return describe_undo(step)
+
+
+def describe_undo(step: UndoStep) -> str:
+    """A hand's points ("hand 3's points") or a trick entered on a phone."""
+    h = len(step.before.get("hands") or []) + 1
+    if step.action.get("type") == "hand":
+        return _("the points of hand {h}", h=h)
+    if step.action.get("type") == "trick":
+        return _("the last trick of hand {h}", h=h)
+    return ""

@@ -4,8 +4,9 @@ Screens, as a state machine (``self.mode``), always re-derived from the
 public state after a change:
 
 ``track``      the score track: names, scores with a bar −20..+20, tokens
-               (dots), a triangle at the seat that leads, round, bid, cards
-               left in each hand.  OK → ``lead``; UP/DOWN → ``last`` (the
+               (dots), a triangle at the seat that leads (the header's
+               legend says "▶ leads"), round and bid; the hint line "OK: next
+               bid · BACK: menu".  OK → ``lead``; UP/DOWN → ``last`` (the
                last bid again, any button returns).
 ``lead``       the lead's hand; UP = higher card, DOWN = lower (wrapping),
                OK shows the card (public), BACK returns to the track.
@@ -15,9 +16,17 @@ public state after a change:
                BACK returns to ``pass`` without entering anything.
 ``reveal``     all four cards and the points each (or "annulled"); stays
                until a button or REVEAL_S seconds, then ``round_end`` if the
-               bid ended the round, else ``track``.
-``round_end``  the round's token winner and everyone's tokens.
-``match_end``  the match winner; OK/BACK → the menu.
+               bid ended the round, else ``track``.  BACK goes on too, and
+               opens the menu.
+``round_end``  who takes the token, why the round ended (+20 or −20
+               reached, or the 9th bid: :func:`round_reason`), every seat's
+               final score and tokens.
+``match_end``  the match winner, why its last round ended, everyone's
+               tokens; OK/BACK → the menu.
+
+Every screen's bottom line says what OK and BACK do next.  The undo prompt
+names the bid it takes back (:func:`describe_undo`): the lead's open card
+by its value, a secret card by its seat only.
 
 Presses per bid (the cursor wraps around, so reaching any card of a hand of
 n cards takes at most n//2 moves):
@@ -38,7 +47,7 @@ from companion.i18n import N_, _
 
 from .. import draw as d
 from ..draw import Canvas
-from .base import REVEAL_S, Controller, lead_marker, pass_screen, result_screen
+from .base import REVEAL_S, Controller, UndoStep, center_named, hint_line, lead_marker, legend_header, pass_screen
 
 SEATS = 4
 LIMIT = 20          # the round's ±20
@@ -146,10 +155,10 @@ class ThirdManController(Controller):
         p = self.public
         if self.mode in ("reveal", "round_end"):
             self.app.cancel_timer("third-man")
-            self._after_result()        # any button: go on
-            return True
+            self._after_result()        # OK (or UP/DOWN): go on; BACK: go on to the menu
+            return name != "back"
         if self.mode == "last":
-            self._set("track")
+            self._set("track")          # any button: back to the track
             return True
         if self.mode == "match_end":
             if name == "ok":
@@ -205,37 +214,38 @@ class ThirdManController(Controller):
         return _("Round {r} · bid {b}", r=p["round"], b=p["bids"] + 1)
 
     def _draw_track(self, c: Canvas, p: dict) -> None:
-        cards = max(len(h) for h in p["hands"])
-        c.header(self._bid_title(p), _("{n} cards", n=cards))
+        legend_header(c, self._bid_title(p), _("leads"),
+                      _("R{r} · bid {b}", r=p["round"], b=p["bids"] + 1))     # a short title, if need be
         for seat, name in enumerate(p["players"]):
-            y = 14 + seat * 12
+            y = 13 + seat * 10
             if seat == p["lead"]:
                 lead_marker(c, 0, y + 3)
-            c.text_fit(5, y, name, 48, d.BODY)
+            c.text_fit(5, y, name, 48, d.SMALL)
             c.dots(55, y + 4, p["tokens"][seat], limit=3)
-            c.right(93, y, d.number(p["scores"][seat]), d.BODY)
-            c.bar(96, y + 1, 32, 9, p["scores"][seat], LIMIT)
+            c.right(93, y, d.number(p["scores"][seat]), d.SMALL)
+            c.bar(96, y + 2, 32, 7, p["scores"][seat], LIMIT)
+        hint_line(c, _("OK: next bid · BACK: menu"))
 
     def _draw_lead(self, c: Canvas, p: dict) -> None:
         lead = p["players"][p["lead"]]
         c.header(self._bid_title(p))
         c.center(15, _("{name} leads: show a card", name=lead), d.BODY)
-        card_row(c, 31, p["hands"][p["lead"]], self.cursor)
-        c.footer(_("▲▼ choose · OK show"))
+        card_row(c, 30, p["hands"][p["lead"]], self.cursor)
+        hint_line(c, _("OK: show · BACK: track"))
 
     def _draw_pass(self, c: Canvas, p: dict) -> None:
         lead = p["lead"]
         done = [p["players"][s] for s in _order(lead) if s in p["pending"]["entered"] and s != lead]
         pass_screen(c, _("{name} shows {card}", name=p["players"][lead], card=p["pending"]["lead_card"]),
-                    _("bid {b}", b=p["bids"] + 1), done, p["players"][self.seat])
+                    _("bid {b}", b=p["bids"] + 1), done, p["players"][self.seat], _("OK: ready · BACK: menu"))
 
     def _draw_pick(self, c: Canvas, p: dict) -> None:
         name = p["players"][self.seat]
         c.private = True
         c.header(_("{name}, your secret card", name=name))
         c.center(15, _("{name} shows {card}", name=p["players"][p["lead"]], card=p["pending"]["lead_card"]), d.BODY)
-        card_row(c, 31, self._own_hand(), self.cursor)
-        c.footer(_("▲▼ choose · OK lock"))
+        card_row(c, 30, self._own_hand(), self.cursor)
+        hint_line(c, _("OK: lock · BACK: pass"))
 
     def _draw_last(self, c: Canvas, p: dict) -> None:
         self._draw_reveal(c, p, _("Last bid"))
@@ -252,22 +262,82 @@ class ThirdManController(Controller):
                 title, right = _("Annulled: bid again"), ""
         c.header(title, right)
         for seat, name in enumerate(p["players"]):
-            y = 14 + seat * 12
+            y = 13 + seat * 10
             if seat == lead:
                 lead_marker(c, 0, y + 3)
-            c.text_fit(5, y, name, 62, d.BODY)
-            c.right(80, y - 1, str(last["cards"][seat]), d.TITLE)
-            c.right(d.WIDTH - 1, y, d.signed(last["points"][seat]), d.STRONG)
+            c.text_fit(5, y, name, 62, d.SMALL)
+            c.right(80, y - 1, str(last["cards"][seat]), d.STRONG)
+            c.right(d.WIDTH - 1, y - 1, d.signed(last["points"][seat]), d.STRONG)
+        hint_line(c, _("OK or BACK: back") if self.mode == "last" else _("OK: go on · BACK: menu"))
 
     def _draw_round_end(self, c: Canvas, p: dict) -> None:
-        token = p["rounds"][-1]["token"]
-        result_screen(c, _("Round {r} over", r=len(p["rounds"])), "",
-                      _("Token for {name}", name=p["players"][token]), p["players"], p["tokens"], token)
+        result = p["rounds"][-1]
+        token = result["token"]
+        c.header(_("Round {r} over", r=len(p["rounds"])))
+        center_named(c, 13, lambda n: _("Token for {name}", name=n), p["players"][token])
+        reason, seat = reason_of(result["scores"])
+        center_named(c, 25, reason, p["players"][seat] if seat is not None else "", (d.SMALL,))
+        score_grid(c, 35, p["players"], [d.number(v) for v in result["scores"]], p["tokens"])
+        hint_line(c, _("OK: go on · BACK: menu"))
 
     def _draw_match_end(self, c: Canvas, p: dict) -> None:
         winner = p["winner"][0]
-        result_screen(c, _("Match over"), _("OK: menu"), _("{name} wins!", name=p["players"][winner]),
-                      p["players"], p["tokens"], winner)
+        result = p["rounds"][-1]
+        c.header(_("Match over"), _("tokens"))
+        center_named(c, 13, lambda n: _("{name} wins!", name=n), p["players"][winner])
+        reason, seat = reason_of(result["scores"])
+        center_named(c, 25, reason, p["players"][seat] if seat is not None else "", (d.SMALL,))
+        score_grid(c, 35, p["players"], [str(n) for n in p["tokens"]], p["tokens"])
+        hint_line(c, _("OK or BACK: menu"))
+
+    # -- the undo prompt ---------------------------------------------------------
+    def describe_undo(self, step: UndoStep) -> str:
+        return describe_undo(step)
+
+
+def describe_undo(step: UndoStep) -> str:
+    """What undoing a Third Man bid takes back: the lead's open card by its
+    value ("Ann's bid of 5"); a secret card by its seat only ("Ben's
+    locked card"), with the reveal it completed, if any."""
+    action = step.action
+    if action.get("type") != "bid":
+        return ""
+    name = step.name(action.get("seat"))
+    if not step.secret:
+        return _("{name}'s bid of {card}", name=name, card=action["card"])
+    if step.after.get("last") != step.before.get("last") or step.after.get("round") != step.before.get("round"):
+        return _("{name}'s locked card and the reveal", name=name)
+    return _("{name}'s locked card", name=name)
+
+
+def reason_of(scores: list[int]):
+    """Why a round ended (rules: +20 or more, −20 or less, or the 9th scored
+    bid): a function of the seat's name giving the text, and that seat (None
+    for the 9th bid)."""
+    high = max(range(len(scores)), key=lambda s: scores[s])
+    low = min(range(len(scores)), key=lambda s: scores[s])
+    if scores[high] >= LIMIT:
+        return (lambda name: _("{name} reached +20", name=name)), high
+    if scores[low] <= -LIMIT:
+        return (lambda name: _("{name} reached \u221220", name=name)), low
+    return (lambda name: _("9 bids played")), None
+
+
+def round_reason(players: list[str], scores: list[int]) -> str:
+    """:func:`reason_of` as one text ("Ann reached +20")."""
+    make, seat = reason_of(scores)
+    return make(players[seat] if seat is not None else "")
+
+
+def score_grid(c: Canvas, y: int, players: list[str], right: list[str], tokens: list[int]) -> None:
+    """Four seats in two columns, 9 px apart: name, its tokens (dots), and
+    ``right`` (the round's final score, or the tokens as a number)."""
+    for seat, name in enumerate(players[:SEATS]):
+        x, row_y = (seat % 2) * 66, y + (seat // 2) * 9
+        room = 60 - d.text_width(right[seat], d.SMALL) - (min(tokens[seat], 3) * 5 + 2 if tokens[seat] else 0)
+        width = c.text_fit(x, row_y, name, room, d.SMALL)
+        c.dots(x + width + 2, row_y + 4, tokens[seat], limit=3)
+        c.right(x + 61, row_y, right[seat], d.SMALL)
 
 
 def _move(cursor: int, name: str, size: int) -> int:

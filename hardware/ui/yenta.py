@@ -15,7 +15,11 @@ Screens (``self.mode``), re-derived from the public state after a change:
 ``last``      the last seat with dice shows them: one value per die (each
               starts on the one before), OK after the last die settles the hand.
 ``hand_end``  the bid made or lost, everyone's hand points and totals.
-``game_end``  the winner; OK opens the menu.
+``game_end``  the winner and the totals; OK or BACK opens the menu.
+
+Each screen ends with a hint line saying what OK and BACK do (the table
+scrolls past four seats; the results of five or six seats need every row
+and go without).
 
 BACK steps back (``value`` → ``turn``, ``hit`` → ``value``, a die → the
 one before); on ``turn`` and the first field of ``bid`` it opens the menu.
@@ -32,7 +36,7 @@ from companion.i18n import N_, _
 
 from .. import draw as d
 from ..draw import Canvas
-from .base import REVEAL_S, Controller, lead_marker
+from .base import REVEAL_S, Controller, UndoStep, hint_line, lead_marker
 from .number_entry import Stepper
 
 DICE = 5
@@ -105,7 +109,7 @@ class YentaController(Controller):
         p = self.public
         if self.mode == "hand_end":
             self._derive()
-            return True
+            return name != "back"          # BACK: on, to the menu
         if self.mode == "game_end":
             if name == "ok":
                 self.app.open_menu()
@@ -189,13 +193,16 @@ class YentaController(Controller):
     def draw(self, c: Canvas, p: dict) -> None:
         getattr(self, f"_draw_{self.mode}")(c, p)
 
-    def _rows(self, c: Canvas, p: dict, y0: int, points, marked: int | None, cursor=None) -> None:
-        """Seats as rows: triangle, name, dice (dots), ``points`` (a column) and the total."""
+    def _rows(self, c: Canvas, p: dict, y0: int, points, marked: int | None, cursor=None, rows: int = ROWS) -> None:
+        """Seats as rows: triangle, name, dice (dots), ``points`` (a column) and
+        the total; past ``rows`` seats they scroll to keep the cursor (else the
+        marked seat) in sight."""
         n = len(p["players"])
         first = 0
-        if n > ROWS and isinstance(cursor, int):
-            first = max(0, min(cursor - ROWS + 2, n - ROWS))
-        for i, seat in enumerate(range(first, min(n, first + ROWS))):
+        focus = cursor if isinstance(cursor, int) else marked
+        if n > rows and isinstance(focus, int):
+            first = max(0, min(focus - rows + 2, n - rows))
+        for i, seat in enumerate(range(first, min(n, first + rows))):
             y = y0 + i * ROW_H
             fg = d.ON
             if seat == cursor:
@@ -215,7 +222,9 @@ class YentaController(Controller):
         if self.cursor == PASS:
             c.fill(d.WIDTH - width, 0, d.WIDTH - 1, 11)
         c.right(d.WIDTH - 3, 0, _("pass"), d.SMALL, fill=d.OFF if self.cursor == PASS else d.ON)
-        self._rows(c, p, 14, lambda s: d.signed(p["hand_points"][s]), p["turn"], self.cursor)
+        # Four rows at most (they scroll with the cursor): the hint line stays.
+        self._rows(c, p, 14, lambda s: d.signed(p["hand_points"][s]), p["turn"], self.cursor, rows=ROWS - 1)
+        hint_line(c, _("OK: pass · BACK: menu") if self.cursor == PASS else _("OK: ask · BACK: menu"))
 
     def _draw_bid(self, c: Canvas, p: dict) -> None:
         c.header(_("Hand {h}: the winning bid", h=len(p["hands"]) + 1))
@@ -224,20 +233,20 @@ class YentaController(Controller):
         if self.amount is not None:
             c.row(33, _("Bid {step}", step=self.amount.label()), True, height=15, right=str(self.amount.value),
                   font=d.TITLE)
-        c.footer(_("▲▼ choose · OK next"))
+        hint_line(c, _("OK: next · BACK: menu") if self.amount is None else _("OK: enter · BACK: bidder"))
 
     def _draw_value(self, c: Canvas, p: dict) -> None:
         asker, target = p["players"][p["turn"]], p["players"][self.cursor]
         c.header(_("{asker} asks {target} for", asker=asker, target=target))
         d.card_row(c, 20, [1, 2, 3, 4, 5, 6], self.value - 1)
-        c.footer(_("▲▼ value · OK next"))
+        hint_line(c, _("OK: next · BACK: seat"))
 
     def _draw_hit(self, c: Canvas, p: dict) -> None:
         target = p["players"][self.cursor]
         c.header(_("Has {target} a {value}?", target=target, value=self.value))
         c.row(17, _("Hit: a pair"), self.hit, height=15, font=d.TITLE)
         c.row(34, _("Miss"), not self.hit, height=15, font=d.TITLE)
-        c.footer(_("OK enter · BACK value"))
+        hint_line(c, _("OK: enter · BACK: value"))
 
     def _draw_last(self, c: Canvas, p: dict) -> None:
         seat = p["turn"]
@@ -245,7 +254,7 @@ class YentaController(Controller):
         dice = self.dice or [1]
         c.header(_("{name}'s last dice", name=p["players"][seat]), f"{len(dice)}/{count}")
         d.card_row(c, 20, dice + ["·"] * (count - len(dice)), len(dice) - 1)
-        c.footer(_("▲▼ value · OK next die"))
+        hint_line(c, _("OK: next die · BACK: back"))
 
     def _draw_hand_end(self, c: Canvas, p: dict) -> None:
         hand = p["hands"][-1]
@@ -253,11 +262,35 @@ class YentaController(Controller):
         made = hand["points"][hand["bidder"]] >= hand["bid"]
         headline = _("{name} made {bid}", name=bidder, bid=hand["bid"]) if made else \
             _("{name} lost {bid}", name=bidder, bid=hand["bid"])
-        c.header(headline)
+        c.header(headline, _("change"))
         points = dict(enumerate(hand["delta"]))
         self._rows(c, {**p, "dice": [0] * len(p["players"])}, 14, lambda s: d.signed(points[s]), hand["bidder"])
+        if len(p["players"]) < ROWS:
+            hint_line(c, _("OK: go on · BACK: menu"))
 
     def _draw_game_end(self, c: Canvas, p: dict) -> None:
         winner = p["players"][p["winner"][0]]
-        c.header(_("{name} wins!", name=winner), _("OK: menu"))
+        c.header(_("{name} wins!", name=winner), _("target {t}", t=p["target"]) if p.get("target") else "")
         self._rows(c, {**p, "dice": [0] * len(p["players"])}, 14, lambda s: "", None, p["winner"][0])
+        if len(p["players"]) < ROWS:
+            hint_line(c, _("OK or BACK: menu"))
+
+    def describe_undo(self, step: UndoStep) -> str:
+        return describe_undo(step)
+
+
+def describe_undo(step: UndoStep) -> str:
+    """Yenta has no secret entry: the bid, an ask, a pass or the last dice, by name."""
+    a = step.action
+    name = step.name(a.get("seat"))
+    kind = a.get("type")
+    if kind == "bid":
+        return _("{name}'s bid of {n}", name=name, n=a["amount"])
+    if kind == "ask":
+        text = _("{asker} asking {target} for a {value}", asker=name, target=step.name(a["target"]), value=a["value"])
+        return text + (" " + _("(hit)") if a["hit"] else " " + _("(miss)"))
+    if kind == "pass":
+        return _("{name}'s pass", name=name)
+    if kind == "last":
+        return _("{name}'s last dice", name=name)
+    return ""
