@@ -10,11 +10,12 @@ whose browser asks for neither language), and is kept in
 ``<data>/companion.toml`` for the next start.
 
 New game → pick the game (``companion.games.available()``) → the set-up
-list: "Start ▸" first (so OK, OK, OK starts a game with the names of the
+list: "Start ▸" first (so OK, OK, OK starts a game with the players of the
 previous one), then the game's options, the number of players when the game
-allows several, and one row per seat; OK on a seat opens the short list of
-names from the settings (``names``), without the ones other seats already
-have.
+allows several, and one row per seat; OK on a seat opens the table's roster
+(companion/roster.py: names typed on a phone, the last game's players
+first), without the ones other seats already have.  The settings' ``names``
+only seed an empty roster.
 
 A long press of BACK, anywhere, asks "Undo the last action?" (OK = undo).
 """
@@ -31,6 +32,7 @@ import segno
 
 from companion import games
 from companion.i18n import LANGUAGES, _, normalise, set_language
+from companion.roster import Roster
 from companion.timeline import MAX_NAME
 
 from .. import draw as d
@@ -142,10 +144,10 @@ class Setup(ListLayer):
         self.game = games.get(game_id)
         self.title = _(self.game.title)
         self.options = list(app.controller_class(game_id).OPTIONS)
-        previous = list(app.public.get("players") or [])
+        previous, self.names = roster_names(app)
         lo, hi = self.game.min_players, min(self.game.max_players, 8)
         count = len(previous) if lo <= len(previous) <= hi else max(lo, min(4, hi))
-        self.players = default_players(count, previous, app.names())
+        self.players = default_players(count, previous, self.names)
         self.values = {o["key"]: o["default"](self.players) for o in self.options}
 
     def _entries(self):
@@ -174,7 +176,7 @@ class Setup(ListLayer):
         elif what == "count":
             lo, hi = self.game.min_players, min(self.game.max_players, 8)
             count = len(self.players) + 1 if len(self.players) < hi else lo
-            self.players = default_players(count, self.players, self.app.names())
+            self.players = default_players(count, self.players, self.names)
             self._clamp_options()
         elif what[0] == "option":
             option = what[1]
@@ -192,7 +194,8 @@ class Setup(ListLayer):
 
 
 class NamePicker(ListLayer):
-    """The short list of names (settings ``names``) for one seat."""
+    """The table's roster for one seat: its current name (✓) first, then
+    everyone no other seat has, the last game's players first."""
 
     def __init__(self, app, setup: Setup, seat: int):
         super().__init__(app)
@@ -200,7 +203,7 @@ class NamePicker(ListLayer):
         self.title = _("Seat {n}", n=seat + 1)
         taken = {n for s, n in enumerate(setup.players) if s != seat}
         current = setup.players[seat]
-        self.names = [current] + [n for n in app.names() if n not in taken and n != current]
+        self.names = [current] + [n for n in roster_names(app)[1] if n not in taken and n != current]
 
     def rows(self):
         return [(name, "\u2713" if i == 0 else "") for i, name in enumerate(self.names)]
@@ -363,6 +366,22 @@ def qr_image(url: str, scale: int = 2):
                     for dx in range(scale):
                         pixels[(col + border) * scale + dx, (r + border) * scale + dy] = d.OFF
     return image
+
+
+def roster_names(app) -> tuple[list[str], list[str]]:
+    """(the last game's players, the whole roster in the box's order), read
+    from the store under the session's lock (the box's thread may read it);
+    an empty roster is seeded from the settings' ``names`` first.  Without a
+    store (or if it cannot be read) the settings' names are the list."""
+    if getattr(app.session, "store", None) is None:
+        return list(app.public.get("players") or []), app.names()
+    roster = Roster(app.session)
+    try:
+        roster.seed(app.names())
+        return roster.last_names(), roster.names()
+    except Exception as exc:                 # a store that cannot be read or written: play on
+        log.warning("the roster is not available: %s", exc)
+        return list(app.public.get("players") or []), app.names()
 
 
 def default_players(count: int, previous: list[str], names: list[str]) -> list[str]:
