@@ -31,6 +31,7 @@ from .text import unsafe_char
 from .timeline import MAX_NAME
 
 MAX_PLAYERS = 500        # the roster's size: a box list and a phone page stay usable
+SEEDED = 0.0             # the "added" time of a name from the settings: older than any typed one
 
 
 class NoSuchPlayer(IllegalActionError):
@@ -82,20 +83,28 @@ class Roster:
     # -- reading ---------------------------------------------------------------
     def players(self) -> list[Player]:
         """The roster in the box's order: the last game's players in their
-        seats' order, then everyone else, the most recently seen (played, or
-        added) first; the seeds keep the settings' order among themselves."""
+        seats' order; then the names typed since the last game was played,
+        in the order they were typed (a table types its names, then picks
+        them); then everyone else, the most recently played first; the
+        settings' seeds that never played last, in the settings' order."""
         with self.session.lock:
             records = self.store.roster()
-            last_game = self.session.game_id
-            if last_game is None:
-                games = self.store.games()
-                last_game = games[0].id if games else None
+            last_game = self._last_game()
             first = self.store.seat_players(last_game).get(last_game, []) if last_game is not None else []
         by_id = {r.id: r for r in records}
         ordered = [by_id[pid] for pid in dict.fromkeys(first) if pid in by_id]
-        rest = sorted((r for r in records if r.id not in set(first)),
-                      key=lambda r: (-max(r.added, r.last or 0), r.id))
-        return [Player(r.id, r.name, r.games, r.last) for r in ordered + rest]
+        rest = [r for r in records if r.id not in set(first)]
+        latest = max((r.last for r in records if r.last is not None), default=0.0)
+        fresh = [r for r in rest if r.last is None and r.added > latest]
+        others = sorted((r for r in rest if r not in fresh), key=lambda r: (-(r.last or r.added), r.id))
+        return [Player(r.id, r.name, r.games, r.last) for r in ordered + fresh + others]
+
+    def _last_game(self) -> int | None:
+        """The game at the table, else the last one played."""
+        if self.session.game_id is not None:
+            return self.session.game_id
+        games = self.store.games()
+        return games[0].id if games else None
 
     def names(self) -> list[str]:
         return [p.name for p in self.players()]
@@ -104,10 +113,7 @@ class Roster:
         """The roster names of the last game's seats, in seat order (a
         player renamed since is offered under the new name)."""
         with self.session.lock:
-            last_game = self.session.game_id
-            if last_game is None:
-                games = self.store.games()
-                last_game = games[0].id if games else None
+            last_game = self._last_game()
             if last_game is None:
                 return []
             ids = self.store.seat_players(last_game).get(last_game, [])
@@ -171,7 +177,6 @@ class Roster:
             if self.store.roster():
                 return 0
             added: set[str] = set()
-            now = self.store.clock()       # one time for all: they keep the settings' order
             for raw in names or ():
                 try:
                     name = clean_name(raw)
@@ -179,7 +184,7 @@ class Roster:
                     continue
                 if player_key(name) in added or len(added) >= MAX_PLAYERS:
                     continue
-                self.store.add_player(name, now)
+                self.store.add_player(name, SEEDED)
                 added.add(player_key(name))
             return len(added)
 

@@ -70,7 +70,7 @@
     C.replace(list, players.map(function (p) {
       var editing = open && open.id === p.id;
       return h("li", { className: "roster-player" },
-        h("span", { className: "who" }, h("strong", null, p.name), t("{n} games", { n: p.games })),
+        h("span", { className: "who" }, h("strong", null, p.name), t("Games played: {n}", { n: p.games })),
         editing ? editor(p) : [
           h("button", { type: "button", className: "fixed", "aria-label": t("Rename") + " " + p.name,
                         onclick: function () { open = { id: p.id, kind: "rename" }; draw(); focusEditor(p); } }, t("Rename")),
