@@ -57,6 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--data", help=_("the data folder"))
     run.add_argument("--config", help=_("a settings file (TOML)"))
     run.add_argument("--dev-server", action="store_true", help=_("use Flask's development server"))
+    run.add_argument("--dev-anywhere", action="store_true",
+                     help=_("with --mock: let other computers open the mock box's /dev page and buttons"))
 
     s = sub.add_parser("solve", help=_("solve a game position"))
     s.add_argument("game", choices=["fight"])

@@ -1,5 +1,11 @@
 """A stored game going out (JSON Lines, CSV) and a log file coming in.
 
+* :func:`public_log` — the one gate every way out goes through (exports,
+  history, CSV, backups, the command line, the hub feeder): the log without
+  each secret entry that ``undo`` took back before it was ever revealed, and
+  without that ``undo``.  Undo pops a stack, so the public log replays to the
+  very same state.  :func:`public_prefix` is the part of it that may leave the
+  box now: up to the first secret entry still unrevealed.
 * :func:`export_lines` — the replay-format log of a game, either whole (for
   the table PIN holder, or a command line on the box) or with every secret
   entry the table has not seen revealed replaced by ``null``
@@ -29,7 +35,7 @@ from .errors import ActionError
 from .history import public_lines, public_steps
 from .i18n import N_, gettext
 from .store import dump_action
-from .timeline import ReplayError, Timeline, replay
+from .timeline import ReplayError, Timeline, parse_line, replay
 
 # A log is at most this many bytes when imported (a long Costly Tricks match
 # entered card by card is about 60 KiB; waitress refuses bodies over 1 MiB).
@@ -37,6 +43,59 @@ MAX_IMPORT_BYTES = 1024 * 1024
 
 # Cells a spreadsheet would run as a formula: a player named "=1+1" must stay a name.
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+# -- the public log -------------------------------------------------------------
+
+def _fold(lines: list[str]) -> tuple[Timeline, int | None]:
+    """``(timeline, index)``: ``lines`` folded up to the first one that does
+    not replay, whose index in ``lines`` is ``index`` (None if all do)."""
+    timeline = Timeline()
+    for index, text in enumerate(lines):
+        if not text.strip():
+            continue
+        try:
+            timeline.apply(parse_line(text))
+        except ActionError:
+            return timeline, index
+    return timeline, None
+
+
+def public_log(lines) -> list[str]:
+    """The public log of a stored log (lines of text, blank lines dropped).
+
+    A secret entry taken back with ``undo`` before it was ever revealed is
+    left out together with that ``undo``; an entry revealed once stays, even
+    if the reveal was undone later.  The result replays to the same state.
+    A log that stops replaying at some line (a store edited by hand) keeps
+    that line and the rest as stored: they cannot be folded to be judged."""
+    lines = [line for line in lines if line.strip()]
+    if not any(_is_undo(line) for line in lines):
+        return lines            # no undo, no pair to drop: no need to fold the game
+    timeline, broken = _fold(lines)
+    good = lines if broken is None else lines[:broken]
+    public = good if len(timeline.log) == len(good) else [dump_action(a) for a in timeline.log]
+    return public + ([] if broken is None else lines[broken:])
+
+
+def _is_undo(line: str) -> bool:
+    try:
+        action = parse_line(line)
+    except ActionError:
+        return True             # not readable: let the fold judge it
+    return action.get("type") == "undo"
+
+
+def public_prefix(lines) -> list[str]:
+    """The longest prefix of the public log holding no secret entry still
+    unrevealed: what may leave the box now (the hub feeder sends this).
+
+    It only grows as lines are added: an entry before its end was revealed
+    or is public, and nothing before it is ever taken out of the log.
+    A line that does not replay ends it."""
+    timeline, _broken = _fold([line for line in lines if line.strip()])
+    end = min(timeline.unrevealed(), default=len(timeline.log))
+    return [dump_action(a) for a in timeline.log[:end]]
 
 
 # -- reading a stored log -----------------------------------------------------
@@ -71,10 +130,10 @@ def steps_of(lines: list[str]) -> tuple[list[dict], int | None]:
 
 
 def export_lines(lines: list[str], *, full: bool) -> list[str]:
-    """The log to download: every line as stored when ``full``, else each
-    action with unrevealed secrets as ``null`` (blank lines dropped)."""
+    """The log to download: the public log (:func:`public_log`) when
+    ``full``, else each of its actions with unrevealed secrets as ``null``."""
     if full:
-        return [line for line in lines if line.strip()]
+        return public_log(lines)
     return [dump_action(action) for action in public_lines(lines)]
 
 
@@ -134,6 +193,7 @@ def store_timeline(store, timeline: Timeline) -> int:
     public = timeline.public()
     finished = bool(public.get("finished"))
     winner = public.get("winner") if finished else None
+    # ``timeline.log`` is already the public log: a pair taken back is not stored.
     game_id = store.import_game(timeline.game.id, list(timeline.players),
                                 [dump_action(action) for action in timeline.log], finished, winner)
     if finished:

@@ -2,9 +2,10 @@
 
 A secret entry (a Third Man card, a scoreboard number, a Diabolo double) is
 part of the log, but until the table has seen it revealed, every public
-rendering of the log must hide its value.  :func:`public_steps` replays the
-log and redacts each secret action that is still pending at the end, or that
-was taken back with ``undo`` before anyone saw it.
+rendering of the log must hide its value.  :func:`public_steps` folds the
+*public log* (:func:`companion.exports.public_log`: an entry taken back with
+``undo`` before its reveal is gone, with that ``undo``) and redacts each
+secret entry that the table has not seen revealed by the end of the log.
 """
 
 from __future__ import annotations
@@ -20,32 +21,25 @@ def redact(action: dict) -> dict:
 
 def public_steps(lines) -> list[dict]:
     """``[{"n": line number, "action": ..., "state": public state after it}]``
-    for every non-blank line of a valid stored log, secrets redacted."""
+    for every line of the public log of a valid stored log, secrets redacted
+    (``n`` counts the lines of the public log)."""
+    lines = list(lines)
     timeline = Timeline()
     steps: list[dict] = []
-    secret_at: dict = {}         # hidden key -> index in ``steps`` of the entry that set it
-    hide: set[int] = set()       # indexes whose action must stay redacted
-    n = 0
-    for n, text in enumerate(lines, start=1):
+    for text in lines:
         if not text.strip():
             continue
-        action = parse_line(text)
-        before = _hidden_keys(timeline)
-        timeline.apply(action)
-        after = _hidden_keys(timeline)
-        index = len(steps)
-        steps.append({"n": n, "action": action, "state": timeline.public()})
-        if timeline.steps and timeline.steps[-1].secret and action.get("type") != "undo":
-            for key in after - before:
-                secret_at[key] = index
-                hide.add(index)
-        for key in before - after:
-            source = secret_at.pop(key, None)
-            # An entry that leaves ``hidden`` through an undo was taken back
-            # before anyone saw it: it stays hidden.  Any other way out is a reveal.
-            if source is not None and action.get("type") != "undo":
-                hide.discard(source)
-    for index in hide:
+        pending = timeline.check(parse_line(text))
+        if pending.drops is not None:
+            # A secret taken back unrevealed: the states gathered so far were
+            # folded with it in effect.  Start again from the public log.
+            from .exports import public_log
+            return public_steps(public_log(lines))
+        timeline.push(pending)
+        steps.append({"n": len(timeline.log), "action": pending.action, "state": timeline.public()})
+    # Without pairs to drop, steps[i] is line i of the public log; what is
+    # still unrevealed at the end is in effect (anything popped was revealed).
+    for index in timeline.unrevealed():
         steps[index]["action"] = redact(steps[index]["action"])
     return steps
 
@@ -53,8 +47,3 @@ def public_steps(lines) -> list[dict]:
 def public_lines(lines) -> list[dict]:
     """The log's actions, secrets redacted (for an export without the PIN)."""
     return [s["action"] for s in public_steps(lines)]
-
-
-def _hidden_keys(timeline: Timeline) -> set:
-    return set(timeline.state.hidden) if timeline.started else set()
-

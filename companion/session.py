@@ -9,6 +9,15 @@ state.  Nothing is stored or announced for a refused action.
 Subscribers are plain callables taking a :class:`Change`; they run in the
 submitting thread, in order, so they must be quick (hand the change to their
 own thread or wake a waiter; never block on I/O).
+
+**Claims and box entries.**  A phone's claim on a seat (``table.claims``)
+belongs to one game: a new game or a resumed one ends every claim, unless
+the ``new_game`` action says ``"keep_claims": true`` (the table's explicit
+"same phones, same chairs"; the key is not stored in the game's log).  A
+secret entered on the box's buttons is remembered as such until it is
+revealed or taken back: :meth:`TableSession.private` with ``phone=True``
+(what a seat token reads) leaves it out, so a phone that claimed the seat
+before the entry (anyone can read the PIN off the box) never reads it.
 """
 
 from __future__ import annotations
@@ -20,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from . import timeline as tl
-from .errors import ActionError, IllegalActionError, StoreError
+from .errors import ActionError, IllegalActionError, InvalidActionError, StoreError
 from .i18n import N_
 from .limits import MAX_GAME_LINES
 from .store import Store, dump_action
@@ -58,6 +67,7 @@ class TableSession:
         self.game_id: int | None = None
         self.version = 0
         self.table = TableInfo(notices=list(store.warnings))
+        self.box_entries: set = set()    # hidden keys entered on the buttons (see the module's docstring)
         self._subscribers: list[Callable[[Change], None]] = []
         self._resume()
 
@@ -69,6 +79,7 @@ class TableSession:
             return
         timeline = tl.Timeline()
         lines = self.store.lines(record.id)
+        broken = False
         for n, line in enumerate(lines, start=1):
             try:
                 timeline.apply(tl.parse_line(line))
@@ -78,11 +89,20 @@ class TableSession:
                 log.error("game %s line %s does not replay: %s", record.id, n, exc)
                 self.table.notices.append((N_("Game {id} could only be resumed up to line {n}."),
                                            {"id": record.id, "n": n - 1}))
+                broken = True
                 break
         if timeline.started:
             self.timeline, self.game_id = timeline, record.id
-            if len(timeline.log) < len(lines):
+            if broken:
                 self._fork(record)
+            elif len(timeline.log) != len(lines):
+                # A pair taken back that the store still held (its tidying
+                # failed): store the public log, so line numbers agree.
+                try:
+                    self.store.rewrite(record.id, [dump_action(a) for a in timeline.log])
+                except StoreError as exc:
+                    log.error("could not tidy game %s: %s", record.id, exc)
+                    self._fork(record)
 
     def _fork(self, record) -> None:
         """Go on from the part of a game that replays, as a new stored game.
@@ -111,11 +131,23 @@ class TableSession:
         with self.lock:
             return self.timeline.public()
 
-    def private(self, seat: int) -> dict:
+    def private(self, seat: int, *, phone: bool = False) -> dict:
+        """The view of ``seat``.  ``phone=True``: as its seat token may read
+        it, without the entries made on the box's buttons (those stay the
+        box's until the reveal; the view then says ``"entered_on_box": true``)."""
         with self.lock:
             if not self.timeline.started or not 0 <= seat < len(self.timeline.players):
                 return {"game": None} if not self.timeline.started else self.timeline.public()
-            return self.timeline.private(seat)
+            game, state = self.timeline.game, self.timeline.state
+            on_box = {k for k in self.box_entries & _hidden_keys(state) if game.secret_owner(k) == seat}
+            if not phone or not on_box:
+                return self.timeline.private(seat)
+            own = {k: v for k, v in state.hidden.items() if game.secret_owner(k) == seat and k not in on_box}
+            view = game.public(state)
+            view.update(game.seat_view(game.sealed(state), seat, own))
+            view["seat"] = seat
+            view["entered_on_box"] = True
+            return view
 
     def snapshot(self) -> tuple[int, dict]:
         """(version, public state), consistent with each other."""
@@ -141,8 +173,15 @@ class TableSession:
             pending = self.timeline.check(action)
             seq = len(self.timeline.log) + 1
             nxt_finished, winner = self._outcome_after(pending)
-            self.store.append(self.game_id, seq, dump_action(action), nxt_finished, winner)
+            before = _hidden_keys(self.timeline.state)
+            if pending.drops is not None:
+                # Undo of a secret entry never revealed: the entry leaves the
+                # store with it (taken back means gone), in one transaction.
+                self.store.take_back(self.game_id, pending.drops + 1, nxt_finished, winner)
+            else:
+                self.store.append(self.game_id, seq, dump_action(action), nxt_finished, winner)
             self.timeline.push(pending)
+            self._track_box_entries(before, source)
             if nxt_finished:
                 self.store.backup(self.game_id)
             kind = "undo" if pending.step is None else "action"
@@ -159,6 +198,17 @@ class TableSession:
             raise IllegalActionError(N_("this game has reached the largest size the box stores "
                                         "({n} lines): start a new game"), n=MAX_GAME_LINES)
 
+    def _track_box_entries(self, before: set, source: str) -> None:
+        """Remember which hidden entries came from the buttons; forget those
+        revealed or taken back (a key entered again comes from its new source)."""
+        now = _hidden_keys(self.timeline.state)
+        added = now - before
+        if source == "buttons":
+            self.box_entries |= added
+        else:
+            self.box_entries -= added
+        self.box_entries &= now
+
     def _outcome_after(self, pending: tl.Pending):
         """(finished, winner) of the state the pending step leads to."""
         if pending.step is None:
@@ -172,12 +222,24 @@ class TableSession:
         return False, None
 
     def _new_game(self, action: dict) -> dict:
+        action = dict(action)
+        keep = action.pop("keep_claims", False)     # the table's choice, not part of the log
+        if not isinstance(keep, bool):
+            raise InvalidActionError(N_("'keep_claims' must be true or false"))
         fresh = tl.Timeline()
         pending = fresh.check(action)      # raises on bad players/options: nothing changes
         fresh.push(pending)
         game_id = self.store.create_game(action["game"], fresh.players, dump_action(action))
         self.timeline, self.game_id = fresh, game_id
+        self._end_game_facts(keep)
         return self._announce("new_game", "new_game", False, None)
+
+    def _end_game_facts(self, keep_claims: bool) -> None:
+        """Another game at the table: its seats' tokens end (unless kept on
+        purpose), and no entry of the old game is a box entry any more."""
+        self.box_entries = set()
+        if not keep_claims:
+            self.table.claims.clear()
 
     def _announce(self, kind, action_type, secret, seat) -> dict:
         self.version += 1
@@ -220,6 +282,7 @@ class TableSession:
                 raise IllegalActionError(N_("game {id} cannot be resumed: line {line} does not replay"),
                                          id=game_id, line=exc.line) from None
             self.timeline, self.game_id = timeline, game_id
+            self._end_game_facts(False)
             return self._announce("resume", None, False, None)
 
     def import_log(self, lines) -> int:
@@ -236,3 +299,8 @@ class TableSession:
     def export_lines(self, game_id: int | None = None) -> list[str]:
         with self.lock:
             return self.store.lines(self.game_id if game_id is None else game_id)
+
+
+def _hidden_keys(state) -> set:
+    """The keys of a game state's unrevealed entries (games without any have none)."""
+    return set(getattr(state, "hidden", None) or ())

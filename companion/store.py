@@ -5,6 +5,14 @@ JSON line exactly as ``companion replay`` reads it, so exporting a game is
 reading its rows in order.  WAL with ``synchronous=FULL`` makes each append
 durable before it returns; the table session acknowledges an action only
 after that, so a pulled plug loses nothing that a player was told was taken.
+
+Taken back means gone: the store holds each game's *public log*
+(:func:`companion.exports.public_log`).  When ``undo`` takes back a secret
+entry that was never revealed, :meth:`Store.take_back` deletes that entry in
+the transaction that acknowledges the undo (the undo itself is not stored),
+with ``secure_delete`` on and a checkpoint that empties the write-ahead log,
+so the value's bytes leave the database files.  A store written before this
+rule is rewritten once when it is opened (``PRAGMA user_version`` 1).
 """
 
 from __future__ import annotations
@@ -39,7 +47,9 @@ CREATE TABLE IF NOT EXISTS actions (
     at       REAL    NOT NULL,
     PRIMARY KEY (game_id, seq)
 );
--- The table's players (companion/roster.py).  Version 1 of the schema.
+-- The table's players (companion/roster.py).  A store written before the
+-- roster gets these tables when opened, and _link_roster makes its games'
+-- names the roster.
 CREATE TABLE IF NOT EXISTS roster (
     id       INTEGER PRIMARY KEY,
     name     TEXT    NOT NULL,             -- as the table wants it shown now
@@ -58,13 +68,9 @@ CREATE TABLE IF NOT EXISTS roster_seats (
 CREATE INDEX IF NOT EXISTS roster_seats_player ON roster_seats(player);
 """
 
-# PRAGMA user_version of a store with the roster tables and every game linked
-# to them.  A store of version 0 (before the roster) passes through
-# :func:`_migrate` when opened: its games' names become the roster.
-SCHEMA_VERSION = 1
-
 DB_NAME = "companion.db"
 BACKUPS_KEPT = 100
+USER_VERSION = 1        # 1: every game's log is its public log (no pair taken back)
 
 
 def dump_action(action: dict) -> str:
@@ -124,8 +130,11 @@ class Store:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=FULL")
         db.execute("PRAGMA foreign_keys=ON")
+        # Deleted rows are overwritten with zeros, not just unlinked: a secret
+        # taken back must not stay readable in the file's free space.
+        db.execute("PRAGMA secure_delete=ON")
         db.executescript(SCHEMA)
-        _migrate(db, self.clock)
+        _link_roster(db, self.clock)
         return db
 
     def _open_checked(self) -> sqlite3.Connection:
@@ -139,6 +148,8 @@ class Store:
             # fails the first read of the game).  ~5 ms for 10,000 actions.
             row = db.execute("PRAGMA integrity_check(1)").fetchone()
             if row and row[0] == "ok" and _schema_intact(db):
+                self.db = db
+                self._migrate()
                 return db
         except UNREADABLE:
             pass
@@ -170,7 +181,36 @@ class Store:
         self.warnings.append((N_("The game store was damaged: {games} games were saved; "
                                  "the damaged file was kept as {name}."),
                               {"games": len(games), "name": aside.name}))
+        self.db = db
+        self._migrate()
         return db
+
+    def _migrate(self) -> None:
+        """Once per store: rewrite every game that still holds a secret entry
+        taken back unrevealed (stored before that was dropped) as its public
+        log, then VACUUM so no old page keeps the value.  A store edited by
+        hand keeps its lines past the first that does not replay."""
+        db = self.db
+        try:
+            if db.execute("PRAGMA user_version").fetchone()[0] >= USER_VERSION:
+                self._checkpoint()   # a take-back cut short by a power cut left its old frames there
+                return
+            from .exports import public_log   # the core's one gate; imports the games lazily
+            rewritten = []
+            for (gid,) in db.execute("SELECT id FROM games ORDER BY id").fetchall():
+                lines = self.lines(gid)
+                public = public_log(lines)
+                if public != lines:
+                    self.rewrite(gid, public)
+                    rewritten.append(gid)
+            db.execute(f"PRAGMA user_version={USER_VERSION}")
+            if rewritten:
+                db.execute("VACUUM")
+                for gid in rewritten:
+                    self._refresh_backup(gid)
+            self._checkpoint()
+        except sqlite3.Error as exc:        # the old lines still replay: go on with them
+            self.warnings.append((N_("The game store could not be tidied ({detail})."), {"detail": str(exc)}))
 
     # -- writing -------------------------------------------------------------
     def create_game(self, game: str, players, first_line: str) -> int:
@@ -221,20 +261,74 @@ class Store:
             self._rollback()
             raise StoreError(N_("could not store the action ({detail})"), detail=str(exc))
 
+    def take_back(self, game_id: int, seq: int, finished: bool, winner) -> None:
+        """Acknowledge an ``undo`` that takes back the unrevealed secret entry
+        at line ``seq``: delete that line and renumber the ones after it (they
+        were all taken back already), in one transaction; the undo itself is
+        not stored.  Durable when this returns; then the write-ahead log is
+        checkpointed and emptied so the value's bytes leave the files."""
+        now = self.clock()
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.execute("DELETE FROM actions WHERE game_id=? AND seq=?", (game_id, seq))
+            # Two steps: (game_id, seq) is unique at every row of an UPDATE.
+            self.db.execute("UPDATE actions SET seq=-seq WHERE game_id=? AND seq>?", (game_id, seq))
+            self.db.execute("UPDATE actions SET seq=-seq-1 WHERE game_id=? AND seq<0", (game_id,))
+            self.db.execute("UPDATE games SET updated=?, finished=?, winner=? WHERE id=?",
+                            (now, int(finished), json.dumps(winner) if winner is not None else None, game_id))
+            self.db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self._rollback()
+            raise StoreError(N_("could not store the action ({detail})"), detail=str(exc))
+        self._checkpoint()
+        self._refresh_backup(game_id)
+
+    def rewrite(self, game_id: int, lines: list[str]) -> None:
+        """Replace a game's whole log (same timestamps by line number), in one transaction."""
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+            at = [r[0] for r in self.db.execute("SELECT at FROM actions WHERE game_id=? ORDER BY seq", (game_id,))]
+            self.db.execute("DELETE FROM actions WHERE game_id=?", (game_id,))
+            self.db.executemany("INSERT INTO actions VALUES (?,?,?,?)",
+                                [(game_id, i, line, at[min(i, len(at)) - 1] if at else self.clock())
+                                 for i, line in enumerate(lines, start=1)])
+            self.db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self._rollback()
+            raise StoreError(N_("could not store the game ({detail})"), detail=str(exc))
+
+    def _checkpoint(self) -> None:
+        """Copy the write-ahead log into the database and cut it to nothing
+        (its old frames may hold a value just deleted).  Best effort: the
+        data is already durable, and the next checkpoint does it."""
+        try:
+            self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        except sqlite3.Error:
+            pass
+
+    def _refresh_backup(self, game_id: int) -> None:
+        """Rewrite a game's backup file, if it has one, from its public log."""
+        if self._backup_path(game_id) is not None and self._backup_path(game_id).exists():
+            self.backup(game_id)
+
+    def _backup_path(self, game_id: int) -> Path | None:
+        record = self.game(game_id)
+        return None if record is None else self.dir / "backups" / f"game-{game_id:06d}-{record.game}.jsonl"
+
     def backup(self, game_id: int, keep: int = BACKUPS_KEPT) -> Path | None:
         """Copy a finished game's log to ``backups/`` (a rolling set of the
         newest ``keep`` files), written atomically so a power cut leaves either
         the old file or the whole new one."""
-        record = self.game(game_id)
-        if record is None:
+        from .exports import public_log     # the store holds it already; belt and braces
+        target = self._backup_path(game_id)
+        if target is None:
             return None
-        folder = self.dir / "backups"
+        folder = target.parent
         try:
             folder.mkdir(exist_ok=True)
-            target = folder / f"game-{game_id:06d}-{record.game}.jsonl"
             tmp = target.with_suffix(".tmp")
             with tmp.open("w", encoding="utf-8") as fh:
-                fh.write("\n".join(self.lines(game_id)) + "\n")
+                fh.write("\n".join(public_log(self.lines(game_id))) + "\n")
                 fh.flush()
                 os.fsync(fh.fileno())
             os.replace(tmp, target)
@@ -367,24 +461,21 @@ COLUMNS = {
 }
 
 
-def _migrate(db: sqlite3.Connection, clock) -> None:
-    """Bring a store of an older schema to :data:`SCHEMA_VERSION` (the
-    tables themselves are made by SCHEMA): version 0 had no roster, so each
-    stored game's names join it, oldest game first.  One transaction: a
-    store is either migrated whole or not at all (and tried again at the
-    next start)."""
+def _link_roster(db: sqlite3.Connection, clock) -> None:
+    """Give the roster every stored game that has no seat rows: all of them
+    in a store written before the roster (its games' names become the
+    table's players, oldest game first), none afterwards.  One transaction:
+    a store is linked whole or not at all (and tried again at the next
+    start).  (``PRAGMA user_version`` is the public-log rewrite's marker,
+    :meth:`Store._migrate`; this step needs none.)"""
     try:
-        version = db.execute("PRAGMA user_version").fetchone()[0]
-    except UNREADABLE:
-        return                      # a damaged file: _open_checked recovers it
-    if version >= SCHEMA_VERSION:
-        return
-    try:
+        if db.execute("SELECT 1 FROM games g WHERE NOT EXISTS"
+                      " (SELECT 1 FROM roster_seats s WHERE s.game_id=g.id) LIMIT 1").fetchone() is None:
+            return
         db.execute("BEGIN IMMEDIATE")
         _link_unlinked(db, clock())
-        db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         db.execute("COMMIT")
-    except UNREADABLE:
+    except UNREADABLE:            # a damaged file: _open_checked recovers it
         try:
             db.execute("ROLLBACK")
         except sqlite3.Error:

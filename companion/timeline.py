@@ -6,6 +6,12 @@ A :class:`Timeline` takes action objects one at a time (the JSON Lines of
 states of the actions still in effect, so that ``undo`` is a pop.  Nothing
 changes when an action is refused: :meth:`Timeline.check` computes the next
 step without touching the timeline, :meth:`Timeline.push` commits it.
+
+Taken back means gone: a secret entry that ``undo`` takes back before it was
+ever revealed leaves the log together with that ``undo`` (undo pops a stack,
+so the log without the pair folds to the very same states).  ``Timeline.log``
+is therefore always the *public log* of ``../shared/spec/replay.md``'s game:
+an entry revealed once (even if the reveal was undone later) stays in it.
 """
 
 from __future__ import annotations
@@ -30,6 +36,8 @@ class Step:
     action: dict
     state: Any
     secret: bool = False
+    line: int = 0                     # index in ``Timeline.log`` of the action
+    adds: frozenset = frozenset()     # the hidden keys this entry added
 
 
 @dataclass(frozen=True)
@@ -38,6 +46,8 @@ class Pending:
 
     action: dict          # the action as given (what is logged)
     step: Step | None     # the new top of the stack, or None for undo
+    drops: int | None = None  # undo only: index in the log of the secret entry it
+                              # takes back unrevealed (the pair leaves the log)
 
 
 def parse_line(text: str) -> dict:
@@ -63,7 +73,11 @@ class Timeline:
     def __init__(self):
         self.game: games.Game | None = None
         self.steps: list[Step] = []     # steps[0] is new_game
-        self.log: list[dict] = []       # every accepted action, undo included
+        self.log: list[dict] = []       # the public log: every accepted action, undo included,
+                                        # but for the pairs (unrevealed entry, undo taking it back)
+        self.revealed: set[int] = set()  # log indexes of secret entries revealed at least once
+        self.pushes = 0                 # steps committed so far: grows with every change, even
+                                        # when an undo shortens the log (caches key on it)
 
     # -- reading -----------------------------------------------------------
     @property
@@ -111,7 +125,9 @@ class Timeline:
             check_record(action, {}, Context(), skip=("type",))
             if len(self.steps) < 2:
                 raise NothingToUndo()
-            return Pending(action, None)
+            top = self.steps[-1]
+            taken_back = top.secret and top.adds and top.line not in self.revealed
+            return Pending(action, None, top.line if taken_back else None)
         if kind not in self.game.moves:
             raise InvalidActionError(N_("unknown action '{type}' for {game}"), type=kind, game=self.game.id)
         state = self.state
@@ -120,17 +136,49 @@ class Timeline:
         checked = self.game.check_action(action, len(self.players))
         secret = bool(self.game.is_secret(state, checked))
         new_state = self.game.moves[kind].apply(state, checked)
-        return Pending(action, Step(checked, new_state, secret))
+        adds = frozenset(new_state.hidden.keys() - state.hidden.keys()) if secret else frozenset()
+        return Pending(action, Step(checked, new_state, secret, len(self.log), adds))
 
     def push(self, pending: Pending) -> None:
         """Commit a step returned by :meth:`check` (on this same state)."""
+        self.pushes += 1
         if pending.step is None:
             self.steps.pop()
+            if pending.drops is not None:
+                self._drop(pending.drops)
+                return
         else:
             if pending.action.get("type") == "new_game":
                 self.game = games.get(pending.action["game"])
+            else:
+                self._note_reveals(pending.step.state)
             self.steps.append(pending.step)
         self.log.append(pending.action)
+
+    def _note_reveals(self, new_state) -> None:
+        """Mark as revealed the entries whose hidden keys ``new_state`` no
+        longer holds (any way out of ``hidden`` but an undo is a reveal)."""
+        hidden = self.state.hidden
+        if not hidden:              # the common case: nothing to reveal, nothing to compute
+            return
+        gone = hidden.keys() - new_state.hidden.keys()
+        for key in gone:
+            for step in reversed(self.steps):     # the latest entry that set the key
+                if key in step.adds:
+                    self.revealed.add(step.line)
+                    break
+
+    def _drop(self, line: int) -> None:
+        """Take the unrevealed entry at ``line`` out of the log (its undo is
+        not logged either).  Every step still in effect is below it, so no
+        step's ``line`` moves; only popped entries' indexes shift down."""
+        del self.log[line]
+        self.revealed = {i - (i > line) for i in self.revealed if i != line}
+
+    def unrevealed(self) -> list[int]:
+        """Log indexes of the secret entries in effect that were never revealed."""
+        return [step.line for step in self.steps
+                if step.secret and step.adds and step.line not in self.revealed]
 
     def apply(self, action: Any):
         """Check and commit ``action``; return the new state."""

@@ -13,6 +13,13 @@ no polling loop: an idle box costs nothing.  After each item the worker
 draws the frame; a frame that differs from the last one gets a new version,
 goes to the panel and is announced to :meth:`subscribe_frames` callbacks.
 
+The **mirror** (``GET /oled.png``, for anyone on the network) is a second
+frame: the same as the panel's, except while the screen is private (a seat
+choosing a secret, the PIN: :meth:`hardware.ui.app.App.is_private`), when it
+is the app's public stand-in ("Ben is choosing…", no PIN).  It has its own
+version, which moves only when the mirror's pixels change: a cursor moving
+over a hand changes nothing there, not even the timing of an event.
+
 In mock mode the pins are gpiozero's ``MockFactory`` pins and the panel is
 luma's ``dummy``; :meth:`press` and :meth:`hold` drive the mock pins, so the
 same code paths run as on the Pi, and return once the worker has handled the
@@ -82,9 +89,11 @@ class Box:
         self._worker_id: int | None = None
         self._unsubscribe = None
         self._frame_callbacks: list = []
+        self._mirror_callbacks: list = []
         self._released: dict[str, float] = {}
         self._last_bytes = b""
         self.frame = Frame(0, Image.new("1", (WIDTH, HEIGHT), 0), ())
+        self.mirror = self.frame          # what the web mirror shows (see the module's docstring)
         self.render_times: deque[float] = deque(maxlen=2000)   # seconds per frame drawn
         self.wakeups = 0                  # worker loop turns (stays still while idle)
 
@@ -159,24 +168,42 @@ class Box:
     def frame_version(self) -> int:
         return self.frame.version
 
-    def frame_png(self, scale: int = 2) -> bytes:
-        """The current frame as PNG, 128*scale x 64*scale."""
+    @property
+    def mirror_version(self) -> int:
+        return self.mirror.version
+
+    def frame_png(self, scale: int = 2, *, mirror: bool = True) -> bytes:
+        """A frame as PNG, 128*scale x 64*scale: the mirror's (public), or
+        with ``mirror=False`` the panel's own (the mock box's /dev page)."""
         if not isinstance(scale, int) or isinstance(scale, bool) or not 1 <= scale <= 16:
             raise ValueError("scale must be an integer from 1 to 16")
-        image = self.frame.image
+        image = (self.mirror if mirror else self.frame).image
         if scale != 1:
             image = image.resize((WIDTH * scale, HEIGHT * scale), Image.NEAREST)
         out = io.BytesIO()
         image.save(out, "PNG")
         return out.getvalue()
 
-    def subscribe_frames(self, callback):
-        """``callback(frame_version)`` after each new frame (on the box's thread: be quick)."""
-        self._frame_callbacks.append(callback)
+    def subscribe_frames(self, callback, *, mirror: bool = False):
+        """``callback(version)`` after each new frame of the panel, or with
+        ``mirror=True`` of the mirror (on the box's thread: be quick)."""
+        callbacks = self._mirror_callbacks if mirror else self._frame_callbacks
+        callbacks.append(callback)
 
         def unsubscribe():
-            if callback in self._frame_callbacks:
-                self._frame_callbacks.remove(callback)
+            if callback in callbacks:
+                callbacks.remove(callback)
+        return unsubscribe
+
+    def subscribe_pin(self, callback):
+        """``callback(pin)`` when a new PIN is drawn from the box's menu (on
+        the box's thread: be quick); returns the unsubscribe function."""
+        callbacks = self.app.pin_callbacks
+        callbacks.append(callback)
+
+        def unsubscribe():
+            if callback in callbacks:
+                callbacks.remove(callback)
         return unsubscribe
 
     def show_join(self, url: str, pin: str) -> None:
@@ -358,14 +385,28 @@ class Box:
         data = canvas.image.tobytes()
         self.render_times.append(time.perf_counter() - started)
         self.outputs.show_locked(self.app.locked_seats())
-        if data == self._last_bytes and canvas.private == self.frame.private:
-            return
-        self._last_bytes = data
-        self.frame = Frame(self.frame.version + 1, canvas.image, tuple(canvas.texts), canvas.private)
-        self.screen.show(canvas.image)
-        for callback in list(self._frame_callbacks):
+        if data != self._last_bytes or canvas.private != self.frame.private:
+            self._last_bytes = data
+            self.frame = Frame(self.frame.version + 1, canvas.image, tuple(canvas.texts), canvas.private)
+            self.screen.show(canvas.image)
+            self._announce(self._frame_callbacks, self.frame.version)
+        self._render_mirror(canvas)
+
+    def _render_mirror(self, canvas: Canvas) -> None:
+        """The mirror's frame, after the panel's (the panel waits for nothing)."""
+        mirror = canvas
+        if self.app.is_private():
+            mirror = Canvas()
+            self.app.draw_public(mirror)
+        if mirror.image.tobytes() != self.mirror.image.tobytes():
+            self.mirror = Frame(self.mirror.version + 1, mirror.image, tuple(mirror.texts))
+            self._announce(self._mirror_callbacks, self.mirror.version)
+
+    @staticmethod
+    def _announce(callbacks, version: int) -> None:
+        for callback in list(callbacks):
             try:
-                callback(self.frame.version)
+                callback(version)
             except Exception:
                 log.exception("frame subscriber %r failed", callback)
 

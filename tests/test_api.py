@@ -365,15 +365,36 @@ def test_a_claim_released_from_the_box_voids_the_token(client, session):
     assert claim(client, 3)
 
 
-def test_a_new_game_keeps_the_claims_of_the_seats_it_still_has(client, session):
+def test_a_seat_token_ends_with_its_game(client, session):
+    """Finding 4 (issue 13): a token claimed in one game read secrets in the next."""
+    post(client, THIRD_MAN)
+    dan = claim(client, 3)
+    post(client, THIRD_MAN)                                       # play again, nothing said about the phones
+    assert session.table.claims == {}
+    assert client.get("/api/seats").json["seats"][3]["claimed"] is False
+    r = client.get("/api/seats/3/view", headers={"X-Seat-Token": dan})
+    assert r.status_code == 403
+    post(client, {"type": "bid", "seat": 0, "card": 1})           # Ann shows a card; Dan's turn comes
+    assert post(client, {"type": "bid", "seat": 3, "card": 3}, headers={"X-Seat-Token": dan}).status_code == 403
+
+
+def test_keep_claims_keeps_the_claims_of_the_seats_the_new_game_still_has(client, session):
     post(client, THIRD_MAN)
     ann, dan = claim(client, 0), claim(client, 3)
-    post(client, THIRD_MAN)                                       # same four seats: claims kept
+    post(client, {**THIRD_MAN, "keep_claims": True})             # same phones, same chairs: said so
     assert client.get("/api/seats/3/view", headers={"X-Seat-Token": dan}).status_code == 200
-    post(client, SCOREBOARD)                                      # three seats: seat 3 goes
+    assert "keep_claims" not in session.export_lines()[0]         # the table's choice, not the game's log
+    post(client, {**SCOREBOARD, "keep_claims": True})            # three seats: seat 3 goes
     assert wait_until(lambda: session.table.claims == {0: "phone"})
     assert client.get("/api/seats/0/view", headers={"X-Seat-Token": ann}).status_code == 200
     assert client.get("/api/seats/3/view", headers={"X-Seat-Token": dan}).status_code == 403
+
+
+def test_keep_claims_must_be_a_boolean(client, session):
+    post(client, THIRD_MAN)
+    r = post(client, {**SCOREBOARD, "keep_claims": "yes"})
+    assert r.status_code == 400 and "keep_claims" in r.json["error"]
+    assert session.public()["game"] == "third-man"
 
 
 def test_wrong_tokens_count_as_wrong_credentials(session):
@@ -491,7 +512,7 @@ def test_dev_page_shows_screen_buttons_qr_url_and_pin(mock_box):
     r = client.get("/dev")
     assert r.status_code == 200
     page = r.get_data(as_text=True)
-    for text in ('src="/oled.png"', 'data-name="back"', "http://192.168.1.20:8000/", PIN, "<svg", 'EventSource("/dev/frames")'):
+    for text in ('src="/dev/oled.png"', 'data-name="back"', "http://192.168.1.20:8000/", PIN, "<svg", 'EventSource("/dev/frames")'):
         assert text in page
     assert "setInterval" not in page and "setTimeout" not in page      # frames are pushed, not polled
 

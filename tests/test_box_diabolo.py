@@ -284,3 +284,41 @@ def test_a_row_tracked_on_the_phones_gives_the_sums(box, session):
         decide(box, session, seat, False)
     enter_hands(box, [3, 0, 0])
     assert session.public()["scores"] == [3, 0, 0]
+
+
+@pytest.mark.parametrize("play", [False, True])
+def test_the_mirror_shows_no_double_being_chosen(box, session, play):
+    """Issue 13, finding 1 for Diabolo: while Ben moves between "Keep it" and
+    "Play it ×2", the public mirror stays on "Ben is choosing…"."""
+    start(box, session)
+    choose_colour(box, "red")
+    enter_row(box, 9, 2)                                  # positive: the doubles come next
+    shows(box, "Pass the box to", "Ben")                  # the seat after the dealer (Ann)
+    before = (box.mirror.version, box.frame_png(1))
+    assert "is choosing\u2026" in box.mirror.texts and "Pass the box to" not in box.mirror.texts
+    box.press("ok")
+    for key in ("down", "up", "down"):
+        box.press(key)
+        assert (box.mirror.version, box.frame_png(1)) == before
+    press_all(box, (["up"] if not play else []) + ["ok"])
+    after = box.mirror.texts
+    assert "is choosing\u2026" in after and "Ben \u2713" in " ".join(after)
+
+
+def test_a_colour_with_decisions_entered_must_score_positive(box, session):
+    # Secret-blind: the engine refuses hell or equal for a colour with
+    # decisions, whatever they say; the sums screen says so before the hands.
+    start(box, session)
+    session.submit({"type": "double", "seat": 1, "color": "red", "play": False}, source="web")
+    box.flush()
+    box.press("ok")                                    # the box joins the colour under way
+    ctrl = box.app.controller
+    press_all(box, ctrl.field.keys_to(2))              # heaven 2
+    keys = ctrl.field.keys_to(5)
+    assert keys[-1] == "ok"
+    press_all(box, keys[:-1])                          # hell 5, not yet confirmed
+    shows(box, "not positive: undo first")
+    box.press("ok")
+    enter_hands(box, [1, 2, 3])
+    assert session.public()["scored"] == [] and session.public()["decided"] == {"color": "red", "seats": [1]}
+    shows(box, "red is not positive")                  # the refusal, naming nobody

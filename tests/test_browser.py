@@ -178,6 +178,9 @@ def test_a_seat_enters_its_card_the_spectator_sees_entered_then_both_see_the_rev
     expect(seat.locator("#private")).to_contain_text("Waiting for Ann to show a card.")
     expect(board.locator("#board")).to_contain_text("Ann")
     assert table.session.table.claims == {1: "phone"}
+    table.box.flush()
+    assert "claimed by a phone" in " ".join(table.box.frame.texts), "the box shows the claim"
+    table.press("ok")                                                 # and keeps it
 
     table.post({"type": "bid", "seat": 0, "card": 5})                 # Ann's open card, from the box
     expect(board.locator("#board")).to_contain_text("Ann shows 5", timeout=BLINK_MS)
@@ -231,11 +234,14 @@ def test_a_bid_on_the_box_buttons_shows_live_and_the_seat_page_shows_its_card(ta
     board = spectator.open("/")
     expect(board.locator("#board")).to_contain_text("Ann leads")
 
+    table.press("ok")                                   # the box shows the phone's claim: keep it
     table.press("ok", "ok")                             # Ann shows her lowest card: 0
     expect(board.locator("#board")).to_contain_text("Ann shows 0", timeout=BLINK_MS)
     table.press("ok", "up", "ok")                       # Ben, on the box: 1
     expect(row(board, 1)).to_contain_text("entered ✓", timeout=BLINK_MS)
-    expect(seat.locator("#locked-card")).to_have_text("1", timeout=BLINK_MS)    # the box came first: shown as entered
+    # An entry made on the box is the box's: the seat's phone says so, never shows it.
+    expect(seat.locator("#private")).to_contain_text("Entered on the box ✓", timeout=BLINK_MS)
+    assert seat.locator("#locked-card").count() == 0
     table.press("ok", "up", "up", "ok")                 # Chloé: 2
     expect(row(board, 2)).to_contain_text("entered ✓", timeout=BLINK_MS)
     table.press("ok", "down", "ok")                     # Dan: 9 (the cursor wraps)
@@ -252,6 +258,7 @@ def test_a_card_from_the_phone_moves_the_box_on(table, phones):
     ben = phones("seat")
     ben.keep_token(1, table.claim(1))
     seat = ben.open("/seat/1")
+    table.press("ok")                                   # the box shows the claim: keep it
     table.press("ok", "ok")                             # Ann shows 0; the box asks for Ben
     assert "Ben" in " ".join(table.box.frame.texts)
     seat.click('#private .hand button[data-card="4"]')

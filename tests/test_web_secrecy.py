@@ -142,6 +142,46 @@ def test_third_man_no_public_output_depends_on_the_secret_cards(tmp_path, caplog
         assert len(run) == len(runs[0])
 
 
+def third_man_box_entry(ups):
+    """Issue 13, finding 4 and 1: every seat is claimed by a phone right after
+    new_game (claims anyone could make with the PIN off the box); Ann shows
+    her card and Ben locks his on the box's buttons, ``ups`` cursor moves from
+    his lowest card.  Ben's seat token is then just another phone."""
+    def script(t: Table):
+        box = t.box
+        for _ in range(4):
+            box.press("ok")                       # the box shows each claim: keep
+        t.look_at_the_box()
+        box.press("ok")                           # the track → Ann's hand
+        box.press("ok")                           # Ann shows her lowest card
+        t.look_at_the_box()
+        box.press("ok")                           # Ben has the box
+        assert box.app.controller.mode == "pick" and box.app.controller.seat == 1
+        t.look_at_the_box()
+        mirror = t.public[-1]
+        for _ in range(ups):
+            box.press("up")
+            t.look_at_the_box()
+            assert t.public.pop() == mirror, "the mirror followed Ben's cursor"
+        box.press("ok")                           # Ben locks
+        assert box.app.public["pending"]["entered"] == [0, 1]
+        t.look_at_the_box()
+        t.request("GET", "/api/seats/1/view", headers=t.as_seat(1))
+        t.request("GET", "/api/seats/2/view", headers=t.as_seat(2))
+        t.request("POST", "/api/actions", {"type": "bid", "seat": 1, "card": 9}, t.as_seat(1))
+        t.request("POST", "/api/actions", {"type": "bid", "seat": 1, "card": 9}, pin_headers())
+    return script
+
+
+def test_third_man_a_card_locked_on_the_box_reaches_no_phone(tmp_path, caplog):
+    pytest.importorskip("hardware")
+    caplog.set_level(logging.DEBUG)
+    runs = [play(tmp_path / f"run{ups}", caplog, THIRD_MAN, third_man_box_entry(ups), not_owners=(0, 2, 3))
+            for ups in (0, 1, 4)]
+    for run in runs[1:]:
+        assert run == runs[0]
+
+
 def test_third_man_the_owner_sees_its_card_and_everyone_sees_the_reveal(tmp_path):
     session = make_session(tmp_path)
     app = make_app(session)

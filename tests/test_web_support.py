@@ -51,14 +51,18 @@ class FakeBox:
         self.presses.append((name, "hold"))
         self._draw()
 
-    def frame_png(self, scale=2) -> bytes:
+    @property
+    def mirror_version(self):
+        return self.frame_version          # every frame of this stand-in is public
+
+    def frame_png(self, scale=2, mirror=True) -> bytes:
         from PIL import Image
 
         buf = io.BytesIO()
         Image.new("1", (128 * scale, 64 * scale)).save(buf, "PNG")
         return buf.getvalue()
 
-    def subscribe_frames(self, callback):
+    def subscribe_frames(self, callback, mirror=False):
         self._subscribers.append(callback)
         return lambda: self._subscribers.remove(callback)
 

@@ -23,6 +23,7 @@ from .streams import Hub, StreamSlots, sse_event
 log = logging.getLogger("companion.web")
 
 MAX_BODY = 16 * 1024        # one action is a few hundred bytes
+GUESSING = N_("Someone is guessing the table PIN ({n} wrong PINs). Menu \u25b8 New PIN draws another one.")
 
 
 class Companion:
@@ -32,18 +33,29 @@ class Companion:
         self.session, self.box, self.config, self.pin = session, box, config, str(pin)
         self.mock = bool(config.get("mock"))
         self.guard = PinGuard(self.pin, tries=int(config.get("pin_tries", 5)),
-                              block_s=float(config.get("pin_block_s", 5.0)))
+                              block_s=float(config.get("pin_block_s", 5.0)),
+                              table_burst=int(config.get("pin_table_burst", 20)),
+                              table_refill_s=float(config.get("pin_table_refill_s", 60.0)),
+                              alarm_after=int(config.get("pin_alarm_after", 10)),
+                              alarm=self._someone_is_guessing)
         self.seats = SeatTokens(session)
         self.hosts = HostCheck(config)
         self.slots = StreamSlots(int(config.get("max_streams") or 100))
         keepalive = float(config.get("keepalive_s", 15.0))
         self.events = Hub(self.slots, self._table_snapshot, lock=session.lock, keepalive=keepalive)
+        # Two frame streams: ``frames`` announces the public mirror's changes
+        # only (its timing must not follow a cursor over a secret);
+        # ``dev_frames`` every frame of the panel, for the mock box's /dev page.
         self.frames = Hub(self.slots, self._frame_snapshot, keepalive=keepalive)
+        self.dev_frames = Hub(self.slots, self._dev_frame_snapshot, keepalive=keepalive)
         self._last_seats: str | None = None
         self._last_notices = json.dumps(self.public_notices(), sort_keys=True)
         self._unsubscribe = [session.subscribe(self._on_change)]
+        if box is not None and hasattr(box, "subscribe_pin"):
+            self._unsubscribe.append(box.subscribe_pin(self.set_pin))
         if box is not None and hasattr(box, "subscribe_frames"):
-            self._unsubscribe.append(box.subscribe_frames(self._on_frame))
+            self._unsubscribe.append(box.subscribe_frames(self._on_frame, mirror=True))
+            self._unsubscribe.append(box.subscribe_frames(self._on_dev_frame))
 
     # -- what is public ----------------------------------------------------
     def public_seats(self) -> dict:
@@ -60,6 +72,20 @@ class Companion:
             notices = list(self.session.table.notices)
         language = language or self.config.get("language")
         return {"notices": [gettext(template, language, **(params or {})) for template, params in notices]}
+
+    def set_pin(self, pin: str) -> None:
+        """A new table PIN (drawn on the box's menu): the old one stops
+        working at once; seat tokens go on working."""
+        self.pin = str(pin)
+        self.guard.set_pin(self.pin)
+
+    def _someone_is_guessing(self, wrong: int) -> None:
+        """The guard saw many wrong PINs: tell the table (OLED and phones),
+        one notice, updated with the count."""
+        def note(table):
+            table.notices[:] = [n for n in table.notices if n[0] != GUESSING]
+            table.notices.append((GUESSING, {"n": wrong}))
+        self.session.update_table(note)
 
     def join_url(self, fallback: str) -> str:
         return self.config.get("url") or fallback
@@ -95,7 +121,8 @@ class Companion:
             self._drop_claims_beyond(len(change.state.get("players") or ()))
 
     def _drop_claims_beyond(self, seats: int) -> None:
-        """A new game keeps the claims of the seats it still has.  The change
+        """Claims a new game kept on purpose (``keep_claims``; without it the
+        session ended them all) go for the seats it does not have.  The change
         is made after the current announcement ends (never nested in it), so
         every stream sees the new game first and the claims change next."""
         if not any(seat >= seats for seat in self.session.table.claims):
@@ -109,11 +136,18 @@ class Companion:
         threading.Thread(target=drop, name="companion-claims", daemon=True).start()
 
     def _frame_snapshot(self):
-        version = int(getattr(self.box, "frame_version", 0) or 0)
+        version = int(getattr(self.box, "mirror_version", 0) or 0)
         return [(0, sse_event("frame", {"version": version}, version))]
 
     def _on_frame(self, version) -> None:
         self.frames.publish([(0, sse_event("frame", {"version": version}, version))])
+
+    def _dev_frame_snapshot(self):
+        version = int(getattr(self.box, "frame_version", 0) or 0)
+        return [(0, sse_event("frame", {"version": version}, version))]
+
+    def _on_dev_frame(self, version) -> None:
+        self.dev_frames.publish([(0, sse_event("frame", {"version": version}, version))])
 
     # -- shutdown -------------------------------------------------------------
     def close(self) -> None:
@@ -126,6 +160,7 @@ class Companion:
         self._unsubscribe = []
         self.events.close()
         self.frames.close()
+        self.dev_frames.close()
 
 
 def companion() -> Companion:

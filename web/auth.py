@@ -7,11 +7,24 @@
   It authorises that seat's own entries (see :func:`may_enter`) and reading
   that seat's private view, nothing else.
 
-Wrong PINs (and wrong tokens) are counted per client address: after
+Wrong PINs and wrong tokens are counted per client address: after
 ``tries`` wrong ones in a row that address is refused for ``block_s``
-seconds (429 with ``Retry-After``).  The block never grows, so the table is
-never locked out for longer than a few seconds, while guessing 4 digits takes
-hours.
+seconds (429 with ``Retry-After``).  The block never grows, so a phone is
+never locked out for longer than a few seconds.
+
+Wrong **PINs** are also limited for the whole table, however many addresses
+they come from (anyone on the Wi-Fi can take as many as they like): a
+bucket of ``table_burst`` wrong PINs, refilled by one every
+``table_refill_s`` seconds.  While it is empty, a PIN from an address that
+has not shown the right PIN since the PIN was drawn is refused (429)
+*before it is compared*: the refusal is the same whatever was typed, so a
+guesser learns nothing from it, and gets at most one comparison per refill.
+Addresses that did show the right PIN (the table's phones) are still
+compared, so the table keeps working while a guesser is throttled; seat
+tokens are never throttled table-wide (192 random bits cannot be guessed).
+With the defaults (20, 60 s) finding a random 4-digit PIN takes about 83
+hours on average (see docs/security.md), and the box is told when
+someone guesses (``alarm``) so the table can draw a new PIN from its menu.
 """
 
 from __future__ import annotations
@@ -47,18 +60,37 @@ def new_pin() -> str:
 
 
 class PinGuard:
-    """Checks the PIN and throttles guessing, per client address."""
+    """Checks the PIN and throttles guessing, per client address and table-wide."""
 
     def __init__(self, pin: str, *, tries: int = 5, block_s: float = 5.0,
+                 table_burst: int = 20, table_refill_s: float = 60.0, alarm_after: int = 10,
+                 alarm_every_s: float = 600.0, alarm=None,
                  clock=time.monotonic, max_clients: int = 4096):
         self.pin = str(pin)
         self.tries = tries
         self.block_s = block_s
+        self.table_burst = max(1, int(table_burst))
+        self.table_refill_s = max(0.001, float(table_refill_s))
+        self.alarm_after = max(1, int(alarm_after))
+        self.alarm_every_s = alarm_every_s
+        self.alarm = alarm                          # alarm(wrong_pins): someone is guessing (see miss)
         self.clock = clock
         self.max_clients = max_clients
         self._lock = threading.Lock()
         self._misses: dict[str, int] = {}           # client -> wrong tries in a row
         self._blocked: dict[str, float] = {}        # client -> refused until (clock)
+        self._bucket = float(self.table_burst)      # wrong PINs the table may still take
+        self._filled_at = clock()
+        self._trusted: dict[str, None] = {}         # addresses that showed this PIN (oldest first)
+        self.wrong_pins = 0                         # since the start, all addresses
+        self._alarmed = (0, None)                   # (wrong_pins, clock) at the last alarm
+
+    def set_pin(self, pin: str) -> None:
+        """A new PIN (drawn on the box): the old one stops working, and no
+        address is trusted until it shows the new one."""
+        with self._lock:
+            self.pin = str(pin)
+            self._trusted.clear()
 
     def refuse_if_blocked(self, client: str) -> None:
         with self._lock:
@@ -73,18 +105,41 @@ class PinGuard:
         raise ApiError(429, N_("too many wrong PINs or tokens from this device: wait {seconds} s"),
                        headers={"Retry-After": str(seconds)}, seconds=seconds)
 
+    def _refill(self, now: float) -> None:
+        self._bucket = min(self.table_burst, self._bucket + (now - self._filled_at) / self.table_refill_s)
+        self._filled_at = now
+
     def check(self, supplied: str, client: str) -> None:
         """Return if ``supplied`` is the PIN; else count a miss and raise 403/429."""
         self.refuse_if_blocked(client)
-        if hmac.compare_digest(supplied.encode("utf-8", "replace"), self.pin.encode("utf-8")):
+        with self._lock:
+            now = self.clock()
+            self._refill(now)
+            if self._bucket < 1 and client not in self._trusted:
+                # Refused before the comparison: the same answer whatever was typed.
+                wait = max(1, math.ceil((1 - self._bucket) * self.table_refill_s))
+                pin = self.pin
+            else:
+                wait, pin = 0, self.pin
+        if wait:
+            raise ApiError(429, N_("too many wrong PINs at this table: wait {seconds} s "
+                                   "(the PIN is on the box)"),
+                           headers={"Retry-After": str(wait)}, seconds=wait)
+        if hmac.compare_digest(supplied.encode("utf-8", "replace"), pin.encode("utf-8")):
             with self._lock:
                 self._misses.pop(client, None)
+                self._trusted.pop(client, None)
+                if len(self._trusted) >= self.max_clients:
+                    self._trusted.pop(next(iter(self._trusted)))
+                self._trusted[client] = None
             return
-        self.miss(client)
+        self.miss(client, pin=True)
         raise ApiError(403, N_("wrong table PIN (it is shown on the box)"))
 
-    def miss(self, client: str) -> None:
-        """Count one wrong credential from ``client``; start a block at the limit."""
+    def miss(self, client: str, pin: bool = False) -> None:
+        """Count one wrong credential from ``client`` (``pin``: a wrong PIN,
+        which counts table-wide too); start a block at the limit."""
+        alarm = None
         with self._lock:
             if len(self._misses) >= self.max_clients and client not in self._misses:
                 self._misses.clear()        # a flood of addresses: forget, never grow
@@ -97,6 +152,20 @@ class PinGuard:
                 self._blocked[client] = self.clock() + self.block_s
             else:
                 self._misses[client] = count
+            if pin:
+                now = self.clock()
+                self._refill(now)
+                self._bucket = max(0.0, self._bucket - 1)
+                self.wrong_pins += 1
+                # 10 wrong PINs faster than the bucket refills: guessing, not
+                # a typo now and then over an evening.
+                _last_count, last_at = self._alarmed
+                if self._bucket < self.table_burst - self.alarm_after + 1 and (
+                        last_at is None or now - last_at >= self.alarm_every_s):
+                    self._alarmed = (self.wrong_pins, now)
+                    alarm = self.wrong_pins
+        if alarm is not None and self.alarm is not None:
+            self.alarm(alarm)
 
 
 class SeatTokens:

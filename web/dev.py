@@ -1,19 +1,30 @@
 """The developer's window on the box (mock mode) and the OLED mirror.
 
     GET  /dev                          page: live OLED frame, virtual buttons, join QR + PIN (mock only)
-    GET  /dev/frames                   event stream: one `frame` event per new frame (mock only)
+    GET  /dev/frames                   event stream: one `frame` event per new panel frame (mock only)
+    GET  /dev/oled.png                 the panel's own frame as PNG, secrets and PIN included (mock only)
     POST /dev/buttons/<name>/press     drive the mock pin: a short press (mock only)
     POST /dev/buttons/<name>/hold      a long press (mock only)
-    GET  /oled.png                     the current frame as PNG (mock and real box)
+    GET  /oled.png                     the public mirror as PNG (mock and real box)
 
-The page shows the PIN, so it exists only in mock mode: on a real box the
-PIN is read off the OLED by the people at the table.
+``/dev`` *is* the mock box: it shows what the box's holder sees (the PIN,
+the cursor over a secret card), so it exists only in mock mode and answers
+only to this computer (loopback), unless the operator opens it to the network
+with ``companion run --mock --dev-anywhere``.  Its buttons also refuse
+cross-site requests (``Sec-Fetch-Site``/``Origin`` of another site): a web
+page opened on a phone on the Wi-Fi cannot press them.
+
+``/oled.png`` is public: it shows the box's frame except while the screen is
+private (a secret being chosen, the PIN), when it shows the box's public
+stand-in ("Ben is choosing…"); see hardware/box.py.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import threading
+from urllib.parse import urlsplit
 
 from flask import Blueprint, Response, abort, jsonify, render_template, request
 
@@ -31,10 +42,46 @@ _press_lock = threading.Lock()
 
 
 def _mock_only():
+    """The app, if this request may use /dev: mock mode, and a loopback
+    client unless ``--dev-anywhere`` (config ``dev_anywhere``) opened it."""
     c = companion()
     if not c.mock:
         raise ApiError(404, N_("the /dev pages exist only in mock mode (companion run --mock)"))
+    if not c.config.get("dev_anywhere") and not _loopback(request.remote_addr):
+        raise ApiError(403, N_("the /dev pages answer only on the computer running the mock box "
+                               "(start it with --dev-anywhere to open them to the network)"))
     return c
+
+
+def _loopback(address) -> bool:
+    try:
+        ip = ipaddress.ip_address(str(address or ""))
+    except ValueError:
+        return False
+    mapped = getattr(ip, "ipv4_mapped", None)
+    return (mapped or ip).is_loopback
+
+
+def _same_site() -> None:
+    """Refuse a request another site's page made the browser send.
+
+    Browsers say where a request comes from: ``Sec-Fetch-Site`` (anything
+    but ``same-origin`` or ``none``, i.e. typed or bookmarked, is another
+    page's) and ``Origin`` (a form POST carries it; it must name this very
+    host).  Clients that send neither (curl, tests) are not browsers at the
+    mercy of another page."""
+    site = request.headers.get("Sec-Fetch-Site")
+    if site is not None and site not in ("same-origin", "none"):
+        raise ApiError(403, N_("the mock box's buttons refuse requests from another site's page"))
+    origin = request.headers.get("Origin")
+    if origin is not None:
+        try:
+            parts = urlsplit(origin)
+            netloc = parts.netloc if parts.scheme in ("http", "https") else None
+        except ValueError:
+            netloc = None
+        if netloc is None or netloc.lower() != request.host.lower():
+            raise ApiError(403, N_("the mock box's buttons refuse requests from another site's page"))
 
 
 def _box(c):
@@ -56,12 +103,19 @@ def page():
 def frames():
     c = _mock_only()
     _box(c)
-    return open_stream(c.frames)
+    return open_stream(c.dev_frames)
+
+
+@bp.get("/dev/oled.png")
+def dev_oled():
+    """The panel's own frame: what the box's holder sees, secrets included."""
+    return _png(_box(_mock_only()), mirror=False)
 
 
 @bp.post("/dev/buttons/<name>/<how>")
 def button(name: str, how: str):
     c = _mock_only()
+    _same_site()
     box = _box(c)
     if how not in ("press", "hold"):
         abort(404)
@@ -85,12 +139,15 @@ def button(name: str, how: str):
 
 @bp.get("/oled.png")
 def oled():
-    c = companion()
-    box = _box(c)
+    """The public mirror: never a secret being chosen, never the PIN."""
+    return _png(_box(companion()), mirror=True)
+
+
+def _png(box, mirror: bool) -> Response:
     scale = request.args.get("scale", "4")
-    if not (scale.isascii() and scale.isdigit()) or not 1 <= int(scale) <= 8:   # "²".isdigit()
+    if not (scale.isascii() and scale.isdigit()) or not 1 <= int(scale) <= 8:     # "²" is a digit too
         raise ApiError(400, N_("'scale' must be a whole number from 1 to 8"))
-    png = box.frame_png(scale=int(scale))
+    png = box.frame_png(scale=int(scale), mirror=mirror)
     return Response(png, mimetype="image/png", headers={"Cache-Control": "no-store"})
 
 

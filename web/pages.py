@@ -100,6 +100,7 @@ JS_TEXTS = [
     N_("Waiting for {name} to show a card."), N_("You showed {card}."),
     N_("{name} shows {card}. Pick your secret card:"), N_("Your card: {card}"),
     N_("locked ✓ — nobody else sees it until the reveal"), N_("Tap a card, then confirm."),
+    N_("Entered on the box ✓ — no phone sees it until the reveal"),
     N_("Your hand"), N_("The match is over."), N_("Enter a secret number"),
     N_("Enter secretly"), N_("Your secret: {value}"), N_("Enter a whole number."),
     N_("Your double is spent for this round."), N_("Colour"), N_("Play my double on {color}"),
@@ -144,6 +145,7 @@ JS_TEXTS = [
     N_("Name the colour, then every hand sum and both sides of the row."),
     N_("{name} takes {color}: {points}"), N_("(doubled if played)"),
     N_("Heaven equals hell: nobody scores {color}."), N_("Score {color}"),
+    N_("{color} has secret double decisions: it must score positive (undo them first)."),
     N_("No card placed this round."), N_("The play of this round has ended: score its colours."),
     N_("This round is being scored: no more cards are placed."), N_("{name} places a card"),
     N_("Place it"), N_("Rows, card by card (optional)"),
@@ -292,12 +294,14 @@ def history():
                    {"n": 2, "action": {...}, "state": {only the keys that changed}}, ...]}
 
     Replaying the log costs a few ms per hundred actions; the answer is
-    kept per (game, log length), so a table of phones fetching it after
+    kept per (game, timeline, pushes), so a table of phones fetching it after
     every change replays the log once per change."""
     c = companion()
     session = c.session
     with session.lock:
-        key = (session.game_id, len(session.timeline.log))
+        # Not the log's length: an undo that takes back an unrevealed secret
+        # shortens the log (the pair leaves it).  A resume makes a new timeline.
+        key = (session.game_id, id(session.timeline), session.timeline.pushes)
         cache = current_app.extensions.setdefault("pages.current_history", {})
         body = cache.get(key)
         lines = None if body is not None or not session.timeline.started else session.export_lines()

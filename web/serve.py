@@ -215,6 +215,7 @@ def run(args) -> int:
     config = cfg.load(data_dir, getattr(args, "config", None))
     mock = bool(getattr(args, "mock", False))
     config["mock"] = mock
+    config["dev_anywhere"] = bool(getattr(args, "dev_anywhere", False))   # /dev beyond loopback
     host = getattr(args, "host", None) or config["host"]
     port = getattr(args, "port", None)
     port = config["port"] if port is None else port

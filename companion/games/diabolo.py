@@ -11,6 +11,12 @@ colour's ``score``.  The table scores colour by colour, so decisions are taken
 for one colour at a time: while a colour's decisions await its score, a
 decision or a score for another colour is refused.  That also stops a seat from
 staking its one double on two colours at once.
+
+Refusals are *secret-blind* (replay contract, changed 2026-11-26): whether an
+action is accepted, and the words of its refusal, never depend on a decision
+not yet revealed.  So a colour with entries is scored without ``doubles`` and
+must score positive whatever the entries say (a negative colour with entries
+is refused even when every entry says keep: take them back with ``undo``).
 """
 
 from __future__ import annotations
@@ -150,14 +156,25 @@ def score(state: Board, action: dict) -> Board:
     _not_scored(state, color)
     _no_other_pending(state, color)
     heaven, hell = _row_sums(state, color, action["heaven"], action["hell"])
-    doublers = _doublers(state, color, action["doubles"])
-    if doublers and heaven <= hell:
-        if action["doubles"] is None:
-            # The decisions are still secret: say that one says play, never whose.
-            raise IllegalActionError(N_("a double decision for {color} says play, but {color} is not positive (heaven {heaven}, hell {hell})"),
+    entries = {seat: play for (c, seat), play in state.hidden.items() if c == color}
+    if entries:
+        # Secret-blind: with decisions entered, whether this score is accepted
+        # (and the words of its refusal) must not depend on what they say, so
+        # the checks below read only public facts: that entries exist, and
+        # the row's sums.  The entries alone decide who doubles.
+        if action["doubles"] is not None:
+            raise IllegalActionError(N_("'doubles' cannot be given for {color}: its secret double decisions "
+                                        "decide who doubles (score it without 'doubles')"), color=color)
+        if heaven <= hell:
+            raise IllegalActionError(N_("{color} is not positive (heaven {heaven}, hell {hell}), but it has secret "
+                                        "double decisions: take them back with undo first"),
                                      color=color, heaven=heaven, hell=hell)
-        raise IllegalActionError(N_("{color} is not positive (heaven {heaven}, hell {hell}): doubles are for positive colours only"),
-                                 color=color, heaven=heaven, hell=hell)
+        doublers = frozenset(s for s, play in entries.items() if play)
+    else:
+        doublers = _announced(state, action["doubles"])
+        if doublers and heaven <= hell:
+            raise IllegalActionError(N_("{color} is not positive (heaven {heaven}, hell {hell}): doubles are for positive colours only"),
+                                     color=color, heaven=heaven, hell=hell)
 
     # The highest hand sum takes the colour; ties go to the first seat from the
     # one after the dealer (the dealer comes last).
@@ -199,21 +216,16 @@ def _row_sums(state: Board, color: str, heaven: int | None, hell: int | None) ->
     return row_heaven, row_hell
 
 
-def _doublers(state: Board, color: str, given: tuple[int, ...] | None) -> frozenset[int]:
-    """The seats that play their double on ``color``."""
-    entries = {seat: play for (c, seat), play in state.hidden.items() if c == color}
-    chosen = frozenset(s for s, play in entries.items() if play)
+def _announced(state: Board, given: tuple[int, ...] | None) -> frozenset[int]:
+    """The seats listed in ``doubles`` (doubles announced aloud, no entries)."""
     if given is None:
-        return chosen
+        return frozenset()
     if len(set(given)) != len(given):
         raise IllegalActionError(N_("'doubles' lists a seat twice"))
     for seat in given:
         if not state.doubles_left[seat]:
             raise IllegalActionError(N_("{name} has already played its double in round {round}"),
                                      name=state.players[seat], round=state.round)
-    if entries and frozenset(given) != chosen:
-        raise IllegalActionError(N_("'doubles' must list exactly the seats whose secret decisions for {color} say play"),
-                                 color=color)
     return frozenset(given)
 
 

@@ -12,12 +12,20 @@
 * the table's notices (``session.table.notices``: a damaged game store, a
   stuck button...), one screen each over everything else until OK dismisses
   it — for everyone, the phones included;
+* a screen for each new phone claim ("Seat 2 (Ben) is claimed by a phone"):
+  OK keeps it, BACK releases it (the phone's token stops working at once).
+  The holder of the box sees who took a seat before any secret is entered;
+  the menu's "Phone seats" releases a claim later;
+* a new PIN drawn from the menu: :meth:`new_pin` tells the web app
+  (:meth:`hardware.box.Box.subscribe_pin`), the old PIN stops working and the
+  phones' seat tokens go on working;
 * named timers (deadlines the worker waits for; nothing polls).
 """
 
 from __future__ import annotations
 
 import logging
+import secrets
 import time
 from typing import Callable
 
@@ -56,6 +64,9 @@ class App:
         # shows each for this long only (the phones still list it).
         self.notice_s: float | None = None
         self._notices_gone: list[tuple[str, dict]] = []
+        self.claims: dict[int, str] = {}                 # seat -> label, as last seen
+        self.claim_news: list[tuple[int, str]] = []      # claims to show, oldest first
+        self.pin_callbacks: list[Callable[[str], None]] = []
         self.timers: dict[str, tuple[float, Callable[[], None]]] = {}
 
     # -- the table ---------------------------------------------------------------
@@ -84,6 +95,65 @@ class App:
             self.controller.sync(self.public, change)
         if change is None or change.kind == "table":
             self._sync_notices()
+        if change is None or change.kind in ("table", "new_game", "resume"):
+            self._sync_claims()
+
+    # -- phone claims ------------------------------------------------------------
+    def _sync_claims(self) -> None:
+        """Queue a screen for each claim the box has not seen yet (with
+        buttons to answer it; without, the phones list the claims)."""
+        with self.session.lock:
+            claims = dict(self.session.table.claims)
+        fresh = [(seat, label) for seat, label in sorted(claims.items()) if self.claims.get(seat) != label]
+        self.claims = claims
+        self.claim_news = [(seat, label) for seat, label in self.claim_news if claims.get(seat) == label]
+        if fresh and self.notice_s is None:
+            self.claim_news += fresh
+            if self.controller is not None:
+                self.controller.leave_private()     # the claim covers a private pick, like a menu
+
+    def release_claim(self, seat: int, label: str | None = None) -> None:
+        """End the claim on ``seat`` (only if it is still ``label``'s)."""
+        def release(table):
+            if seat in table.claims and (label is None or table.claims[seat] == label):
+                del table.claims[seat]
+        self.session.update_table(release)
+
+    def _claim_key(self, name: str) -> None:
+        if name == "ok":
+            self.claim_news.pop(0)
+        elif name == "back":
+            seat, label = self.claim_news.pop(0)
+            self.release_claim(seat, label)
+            self.show_message(_("Seat {n} released: that phone cannot read or enter anything for it.", n=seat + 1))
+
+    def _draw_claim(self, c: Canvas) -> None:
+        seat, label = self.claim_news[0]
+        players = self.public.get("players") or []
+        name = players[seat] if seat < len(players) else "?"
+        c.header(_("Phone claim"), f"1/{len(self.claim_news)}" if len(self.claim_news) > 1 else "")
+        text = _("Seat {n} ({name}) is claimed by a phone: {label}", n=seat + 1, name=name, label=label)
+        for i, line in enumerate(_wrap_all(text, d.SMALL, d.WIDTH - 2)[:3]):
+            c.text(1, 15 + i * 12, line, d.SMALL)
+        c.footer(_("OK: keep · BACK: release"))
+
+    # -- the PIN -----------------------------------------------------------------
+    def new_pin(self) -> str | None:
+        """Draw a new table PIN (never the old one) and tell the web app;
+        None when the web page is not running (no PIN to change)."""
+        if self.join is None:
+            return None
+        url, old = self.join
+        pin = old
+        while pin == old:
+            pin = f"{secrets.randbelow(10_000):04d}"
+        self.join = (url, pin)
+        for callback in list(self.pin_callbacks):
+            try:
+                callback(pin)
+            except Exception:
+                log.exception("PIN subscriber %r failed", callback)
+        return pin
 
     # -- notices -----------------------------------------------------------------
     def _sync_notices(self) -> None:
@@ -166,6 +236,9 @@ class App:
         if self.notices:
             self._notice_key(name)
             return
+        if self.claim_news:
+            self._claim_key(name)
+            return
         if self.toast is not None:
             self.cancel_timer("toast")
             self.toast = None               # the button that closes a message does nothing else
@@ -182,7 +255,7 @@ class App:
 
     def hold(self, name: str) -> None:
         """A long press: BACK asks whether to undo; others mean nothing."""
-        if name != "back" or self.notices:
+        if name != "back" or self.notices or self.claim_news:
             return
         self.toast = None
         if self.layers and isinstance(self.layers[-1], UndoConfirm):
@@ -215,9 +288,45 @@ class App:
                 fn()
 
     # -- the frame ---------------------------------------------------------------
+    def is_private(self) -> bool:
+        """Whether the screen up now must stay off the web mirror: a seat
+        choosing a secret (or being handed the box for one), or the PIN
+        (the idle screen, the QR screen, a new PIN)."""
+        if self.notices or self.claim_news:
+            return False
+        if self.layers:
+            return bool(getattr(self.layers[-1], "private", False))
+        if self.controller is not None:
+            return self.controller.is_private()
+        return self.join is not None
+
+    def draw_public(self, c: Canvas) -> None:
+        """The frame for the web mirror while :meth:`is_private`: drawn on a
+        canvas marked ``mirror``, from public facts only (no cursor, no
+        value being chosen, no PIN), so it is the same whatever the secrets
+        and the PIN are."""
+        c.mirror = True
+        if self.notices:
+            self._draw_notice(c)
+        elif self.claim_news:
+            self._draw_claim(c)
+        elif self.layers:
+            self.layers[-1].draw(c)             # a private layer hides its PIN on a mirror canvas
+        elif self.controller is not None:
+            if self.controller.is_private():
+                self.controller.public_frame(c, self.public)
+                return                          # a message over a pick is the picker's alone
+            self.controller.draw(c, self.public)
+        else:
+            self._draw_idle(c)
+        if self.toast:
+            c.panel(self.toast)
+
     def draw(self, c: Canvas) -> None:
         if self.notices:
             self._draw_notice(c)
+        elif self.claim_news:
+            self._draw_claim(c)
         elif self.layers:
             self.layers[-1].draw(c)
         elif self.controller is not None:
@@ -237,7 +346,7 @@ class App:
         c.center(4, _("Game companion"), d.TITLE)
         c.hline(8, d.WIDTH - 9, 22)
         c.center(27, _("OK: menu · new game"), d.BODY)
-        if self.join is not None:
+        if self.join is not None and not getattr(c, "mirror", False):
             c.center(45, _("Phones: PIN {pin}", pin=self.join[1]), d.SMALL)
 
 

@@ -15,7 +15,16 @@ worker thread:
     for a BACK you do not use: the app then opens the menu.
 ``draw(canvas, public)``
     the current frame; set ``self.private = True`` while drawing one seat's
-    private view (its own picks), so the web mirror can hide it.
+    private view (its own picks).
+
+**Private screens and the mirror.**  ``GET /oled.png`` shows the box's
+screen to anyone on the network.  A controller lists in ``PRIVATE_MODES``
+every mode in which a seat chooses a secret, and the "pass the box" prompts
+that lead into one (the moves between them follow that seat's key presses);
+while :meth:`Controller.is_private` is true the mirror gets
+:meth:`Controller.public_frame` instead: a frame drawn from the public state
+only ("Ben is choosing…"), the same whatever the secret and however many
+times the cursor moved.
 
 Actions go through ``self.app.submit(action)``: refused ones show their
 translated message for a few seconds and return False.
@@ -37,6 +46,8 @@ REVEAL_S = 15.0      # a reveal / round result stays this long unless a button d
 
 class Controller:
     game_id: str = ""
+    # Modes the web mirror never shows (see the module's docstring).
+    PRIVATE_MODES: tuple[str, ...] = ()
     # Options offered on the new-game screen: dicts with key, label (N_ text),
     # choices(players) -> [(value, text)], default(players) -> value.
     OPTIONS: list[dict] = []
@@ -54,6 +65,17 @@ class Controller:
 
     def draw(self, c: Canvas, public: dict) -> None:
         raise NotImplementedError
+
+    def is_private(self) -> bool:
+        """Whether the screen up now must stay off the web mirror."""
+        return self.private or getattr(self, "mode", None) in self.PRIVATE_MODES
+
+    def public_frame(self, c: Canvas, public: dict) -> None:
+        """What the mirror shows while :meth:`is_private`: the controller's
+        ``pass`` screen drawn on a mirror canvas (``c.mirror``), where
+        :func:`pass_screen` says "<name> is choosing…".  Only public facts
+        (who has locked, whose turn) go into it."""
+        self._draw_pass(c, public)
 
     def leave_private(self) -> None:
         """Someone opened the menu or undo over a private view: close it (the
@@ -74,12 +96,17 @@ def lead_marker(c: Canvas, x: int, y: int, fill=d.ON) -> None:
 def pass_screen(c: Canvas, header: str, header_right: str, done: list[str], name: str) -> None:
     """The shared screen between two secret entries: who has locked (names
     only, never a value), and whom to pass the box to.  It shows nothing that
-    depends on any seat's pick."""
+    depends on any seat's pick.  On the web mirror (``c.mirror``) it stands
+    for the whole secret entry: "<name> is choosing…", no prompt to press OK."""
     c.header(header, header_right)
     if done:
         c.center(15, "  ".join(f"{n} \u2713" for n in done), d.STRONG, 0, d.WIDTH)
-    c.center(29, _("Pass the box to"), d.SMALL)
     font = d.largest_fitting(name, d.WIDTH - 4, (d.BIG, d.TITLE, d.STRONG))
+    if getattr(c, "mirror", False):
+        c.center(27, name, font)
+        c.center(50, _("is choosing\u2026"), d.SMALL)
+        return
+    c.center(29, _("Pass the box to"), d.SMALL)
     c.center(41, name, font)
     c.right(d.WIDTH - 1, d.HEIGHT - 10, _("OK \u25b8"), d.SMALL)
 

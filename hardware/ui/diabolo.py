@@ -53,6 +53,7 @@ def _dealer_choices(players):
 
 class DiaboloController(Controller):
     game_id = "diabolo"
+    PRIVATE_MODES = ("pass", "pick")        # a secret entry: off the web mirror
     OPTIONS = [{"key": "first_dealer", "label": N_("First dealer"), "choices": _dealer_choices,
                 "default": lambda players: 0}]
 
@@ -338,6 +339,10 @@ class DiaboloController(Controller):
     def _verdict(self, heaven: int, hell: int) -> str:
         if heaven > hell:
             return _("positive: doubles allowed")
+        if self._decided():
+            # Secret-blind rule: with decisions entered the colour must score
+            # positive, whatever they say (the score would be refused).
+            return _("not positive: undo first")
         if hell > heaven:
             return _("negative")
         return _("equal: nobody scores")

@@ -2,7 +2,13 @@
 
 BACK (short) opens the main menu from a game screen:
 
-    Back to game · New game · Undo last action · Phones (QR code) · Language
+    Back to game · New game · Undo last action · Phones (QR code) · Phone seats
+    · New PIN · Language
+
+Phone seats lists the seats and the phones that claimed them: OK on a
+claimed seat releases it (that phone's token stops working at once).  New
+PIN asks first, then draws a PIN and shows it with the QR code: the old PIN
+stops working, the phones keep their seats.
 
 Language lists the box's languages, each named in itself (English,
 Français): the choice applies at once to the box's screens (and to phones
@@ -15,7 +21,9 @@ previous one), then the game's options, the number of players when the game
 allows several, and one row per seat; OK on a seat opens the table's roster
 (companion/roster.py: names typed on a phone, the last game's players
 first), without the ones other seats already have.  The settings' ``names``
-only seed an empty roster.
+only seed an empty roster.  While phones hold seats, a row "Phone seats:
+release / keep" says whether they keep them in the new game (release unless
+the table says so).
 
 A long press of BACK, anywhere, asks "Undo the last action?" (OK = undo).
 """
@@ -48,7 +56,11 @@ LANGUAGE_NAMES = {"en": "English", "fr": "Français"}
 
 
 class Layer:
-    """A screen over the game: gets every button, draws the whole frame."""
+    """A screen over the game: gets every button, draws the whole frame.
+    ``private`` layers show the PIN: the web mirror draws them on a canvas
+    marked ``mirror``, where they leave the PIN out."""
+
+    private = False
 
     def __init__(self, app):
         self.app = app
@@ -108,6 +120,10 @@ class MainMenu(ListLayer):
         if self.app.has_game():
             items.append((_("Undo last action"), "", lambda: self.app.push(UndoConfirm(self.app))))
         items.append((_("Phones (QR code)"), "", lambda: self.app.push(JoinScreen(self.app))))
+        if self.app.has_game():
+            items.append((_("Phone seats"), "\u25b8", lambda: self.app.push(ClaimsMenu(self.app))))
+        if self.app.join is not None:
+            items.append((_("New PIN"), "", lambda: self.app.push(NewPinConfirm(self.app))))
         current = box_language(self.app)
         items.append((_("Language"), LANGUAGE_NAMES.get(current, current),
                       lambda: self.app.push(LanguagePicker(self.app))))
@@ -149,6 +165,7 @@ class Setup(ListLayer):
         count = len(previous) if lo <= len(previous) <= hi else max(lo, min(4, hi))
         self.players = default_players(count, previous, self.names)
         self.values = {o["key"]: o["default"](self.players) for o in self.options}
+        self.keep_claims = False          # phones' seats end with the game unless the table keeps them
 
     def _entries(self):
         entries = [("start", _("Start"), "\u25b8")]
@@ -160,6 +177,8 @@ class Setup(ListLayer):
             entries.append(("count", _("Players"), str(len(self.players))))
         for seat, name in enumerate(self.players):
             entries.append((("seat", seat), f"{seat + 1}. {name}", ""))
+        if self.app.claims:
+            entries.append(("keep", _("Phone seats"), _("keep") if self.keep_claims else _("release")))
         return entries
 
     def rows(self):
@@ -171,8 +190,12 @@ class Setup(ListLayer):
             action = {"type": "new_game", "game": self.game.id, "players": list(self.players)}
             if self.values:
                 action["options"] = dict(self.values)
+            if self.keep_claims and self.app.claims:
+                action["keep_claims"] = True
             if self.app.submit(action):
                 self.app.close_layers()
+        elif what == "keep":
+            self.keep_claims = not self.keep_claims
         elif what == "count":
             lo, hi = self.game.min_players, min(self.game.max_players, 8)
             count = len(self.players) + 1 if len(self.players) < hi else lo
@@ -311,8 +334,51 @@ class UndoConfirm(Layer):
         c.center(48, _("BACK: keep it"), d.BODY)
 
 
+class ClaimsMenu(ListLayer):
+    """The seats and the phones that claimed them; OK releases a claim."""
+
+    @property
+    def title(self) -> str:
+        return _("Phone seats")
+
+    def rows(self):
+        players = self.app.public.get("players") or []
+        return [(f"{seat + 1}. {name}", d.fit(self.app.claims.get(seat, ""), d.BODY, 64))
+                for seat, name in enumerate(players)]
+
+    def pick(self, index):
+        if index in self.app.claims:
+            self.app.release_claim(index)
+            self.app.show_message(_("Seat {n} released: that phone cannot read or enter anything for it.",
+                                    n=index + 1))
+
+
+class NewPinConfirm(Layer):
+    """Draw a new PIN?  (Someone may be guessing it, or it was seen by
+    someone who left the table.)  OK draws it and shows it with the QR code."""
+
+    def key(self, name: str) -> None:
+        if name == "back":
+            self.app.pop()
+        elif name == "ok":
+            self.app.pop()
+            if self.app.new_pin() is not None:
+                self.app.push(JoinScreen(self.app))
+
+    def draw(self, c: Canvas) -> None:
+        c.header(_("New PIN"))
+        text = _("Old PIN stops working; seats stay.")
+        for i, line in enumerate(d.wrap(text, d.SMALL, d.WIDTH - 2)[:2]):
+            c.center(14 + i * 11, line, d.SMALL)
+        c.center(37, _("OK: new PIN"), d.STRONG)
+        c.center(52, _("BACK: keep it"), d.SMALL)
+
+
 class JoinScreen(Layer):
-    """The table's address as a QR code (2 px per module) and the PIN."""
+    """The table's address as a QR code (2 px per module) and the PIN
+    (left out on the web mirror: the PIN is for the people at the table)."""
+
+    private = True
 
     def key(self, name: str) -> None:
         if name in ("ok", "back"):
@@ -335,7 +401,8 @@ class JoinScreen(Layer):
             c.text_fit(0, 52, url, d.WIDTH, d.SMALL)
         c.text(x, 2, _("Join:"), d.SMALL)
         c.text(x, 14, _("PIN"), d.SMALL)
-        c.text(x, 25, str(pin), d.largest_fitting(str(pin), d.WIDTH - x, (d.BIG, d.TITLE, d.STRONG, d.SMALL)))
+        if not getattr(c, "mirror", False):
+            c.text(x, 25, str(pin), d.largest_fitting(str(pin), d.WIDTH - x, (d.BIG, d.TITLE, d.STRONG, d.SMALL)))
         if code is not None:
             host = url.split("//", 1)[-1].rstrip("/")
             lines = d.wrap(host.replace(":", " :").replace("/", " /"), d.SMALL, d.WIDTH - x)

@@ -30,6 +30,7 @@ ROWS = 4     # visible list rows
 
 class ScoreboardController(Controller):
     game_id = "scoreboard"
+    PRIVATE_MODES = ("pass", "pick")        # a secret entry: off the web mirror
 
     def __init__(self, app):
         super().__init__(app)

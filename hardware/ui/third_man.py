@@ -54,6 +54,7 @@ def _lead_choices(players):
 
 class ThirdManController(Controller):
     game_id = "third-man"
+    PRIVATE_MODES = ("pass", "pick")        # a secret entry: off the web mirror
     OPTIONS = [
         {"key": "tokens_to_win", "label": N_("Tokens to win"), "choices": _tokens_choices,
          "default": lambda players: 3},

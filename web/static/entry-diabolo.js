@@ -93,7 +93,10 @@
       var top = order[0];
       order.forEach(function (seat) { if ((ui.hands[seat] || 0) > (ui.hands[top] || 0)) top = seat; });
       var points = ui.hands[top] || 0;
-      if (hs[0] > hs[1]) C.replace(preview, t("{name} takes {color}: {points}", { name: s.players[top], color: ui.color, points: C.signed(points) }),
+      // Secret-blind: a colour with secret decisions must score positive,
+      // whatever they say; the table takes them back with undo otherwise.
+      if (secret.length && hs[0] <= hs[1]) C.replace(preview, t("{color} has secret double decisions: it must score positive (undo them first).", { color: ui.color }));
+      else if (hs[0] > hs[1]) C.replace(preview, t("{name} takes {color}: {points}", { name: s.players[top], color: ui.color, points: C.signed(points) }),
         secret.length || ui.open.length ? " " + t("(doubled if played)") : "");
       else if (hs[1] > hs[0]) C.replace(preview, t("{name} takes {color}: {points}", { name: s.players[top], color: ui.color, points: C.signed(-points) }));
       else C.replace(preview, t("Heaven equals hell: nobody scores {color}.", { color: ui.color }));

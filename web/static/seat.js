@@ -171,7 +171,10 @@
         key = "loading";
         content = [h("p", { className: "muted" }, t("Sending…"))];
       } else {
-        var entry = (ENTRY[view.game] || noEntry)(view);
+        // An entry made on the box's buttons is not this phone's to read
+        // (the seat may have been claimed by anyone who read the PIN).
+        var entry = view.entered_on_box ? { key: "box", node: h("p", { className: "entered" },
+          t("Entered on the box ✓ — no phone sees it until the reveal")) } : (ENTRY[view.game] || noEntry)(view);
         key = "entry:" + entry.key + ":" + selected;
         content = [entry.node];
       }
