@@ -3,7 +3,11 @@
 BACK (short) opens the main menu from a game screen:
 
     Back to game · New game · Undo last action · Phones (QR code) · Phone seats
-    · New PIN · Language
+    · New PIN · Speak · Language
+
+Speak turns the box's voice on or off (hardware/voice.py: reveals, round
+ends and the winner said aloud by espeak-ng), kept as ``speak`` in
+``<data>/companion.toml``.
 
 Phone seats lists the seats and the phones that claimed them: OK on a
 claimed seat releases it (that phone's token stops working at once).  New
@@ -30,6 +34,7 @@ A long press of BACK, anywhere, asks "Undo the last action?" (OK = undo).
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -124,6 +129,8 @@ class MainMenu(ListLayer):
             items.append((_("Phone seats"), "\u25b8", lambda: self.app.push(ClaimsMenu(self.app))))
         if self.app.join is not None:
             items.append((_("New PIN"), "", lambda: self.app.push(NewPinConfirm(self.app))))
+        speak = self.app.config.get("speak") is True
+        items.append((_("Speak"), _("on") if speak else _("off"), lambda: switch_speak(self.app, not speak)))
         current = box_language(self.app)
         items.append((_("Language"), LANGUAGE_NAMES.get(current, current),
                       lambda: self.app.push(LanguagePicker(self.app))))
@@ -279,33 +286,47 @@ def switch_language(app, language: str) -> None:
         save_language(Path(folder) / "companion.toml", language)
 
 
-_LANGUAGE_LINE = re.compile(r"^[ \t]*language[ \t]*=.*$", re.MULTILINE)
 _FIRST_TABLE = re.compile(r"^[ \t]*\[", re.MULTILINE)
 
 
 def save_language(path: Path, language: str) -> bool:
-    """Set the top-level ``language`` of the settings file ``path``,
-    touching nothing else in it (comments, other settings): the line is
-    replaced, or added at the top.  A file that does not parse, or whose
-    edit would not give exactly that change, is left alone.  Returns
-    whether the file now says ``language``.
+    """Set the top-level ``language`` of the settings file ``path`` (see
+    :func:`save_setting`).  (``COMPANION_LANG``, and ``--config FILE``
+    which replaces this file, still win at the next start.)"""
+    return save_setting(path, "language", language)
 
-    (``COMPANION_LANG``, and ``--config FILE`` which replaces this file,
-    still win at the next start.)"""
-    line = f'language = "{language}"'
+
+def switch_speak(app, on: bool) -> None:
+    """Menu → Speak: the box's voice (hardware/voice.py) on or off from the
+    next change on, kept in ``<data>/companion.toml`` as ``speak``."""
+    app.config["speak"] = bool(on)
+    store = getattr(app.session, "store", None)
+    folder = getattr(store, "dir", None)
+    if folder is not None:
+        save_setting(Path(folder) / "companion.toml", "speak", bool(on))
+
+
+def save_setting(path: Path, key: str, value) -> bool:
+    """Set the top-level ``key`` (a string or a boolean) of the settings
+    file ``path``, touching nothing else in it (comments, other settings):
+    the line is replaced, or added at the top.  A file that does not parse,
+    or whose edit would not give exactly that change, is left alone.
+    Returns whether the file now says ``key = value``."""
+    line = f"{key} = {json.dumps(value, ensure_ascii=False)}"   # a JSON string or boolean is TOML too
+    pattern = re.compile(rf"^[ \t]*{re.escape(key)}[ \t]*=.*$", re.MULTILINE)
     try:
         text = path.read_text(encoding="utf-8") if path.exists() else ""
         before = tomllib.loads(text)
         table = _FIRST_TABLE.search(text)
         head_end = table.start() if table else len(text)
-        match = _LANGUAGE_LINE.search(text, 0, head_end)
+        match = pattern.search(text, 0, head_end)
         if match:
             new = text[:match.start()] + line + text[match.end():]
         else:
             new = line + "\n" + text
         after = tomllib.loads(new)
-        if after != {**before, "language": language}:
-            log.warning("not saving the language: %s has a layout this edit does not handle", path)
+        if after != {**before, key: value}:
+            log.warning("not saving %s: %s has a layout this edit does not handle", key, path)
             return False
         if new == text:
             return True
@@ -314,7 +335,7 @@ def save_language(path: Path, language: str) -> bool:
         os.replace(tmp, path)
         return True
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        log.warning("the language is not saved in %s: %s", path, exc)
+        log.warning("%s is not saved in %s: %s", key, path, exc)
         return False
 
 
