@@ -23,6 +23,7 @@ import shutil
 import sqlite3
 import tempfile
 import time
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -501,8 +502,10 @@ def _link_seats(db: sqlite3.Connection, game_id: int, players, now: float) -> No
     for seat, name in enumerate(players):
         key = player_key(name)
         row = db.execute("SELECT id FROM roster WHERE key=?", (key,)).fetchone()
+        # A new player is kept as the roster keeps typed names: NFC, trimmed.
         player = row[0] if row else db.execute(
-            "INSERT INTO roster (name, key, added) VALUES (?,?,?)", (name.strip(), key, now)).lastrowid
+            "INSERT INTO roster (name, key, added) VALUES (?,?,?)",
+            (unicodedata.normalize("NFC", name).strip(), key, now)).lastrowid
         db.execute("INSERT OR REPLACE INTO roster_seats VALUES (?,?,?)", (game_id, seat, player))
 
 

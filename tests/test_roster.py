@@ -82,10 +82,11 @@ def test_an_old_store_passes_through_the_migration_and_its_names_become_the_rost
 
 
 def test_every_new_or_imported_game_links_its_seats_to_the_roster(table):
-    table.submit(scoreboard(["Ann", "Zoë"]))
+    table.submit(scoreboard(["Ann", "Zoe\u0308"]))             # a decomposed ë: the roster keeps it NFC
     gid = table.import_log([json.dumps(scoreboard(["zoë", "Łukasz"]))])
     store = table.store
     ids = {p.name: p.id for p in store.roster()}
+    assert list(ids) == ["Ann", "Zoë", "Łukasz"]
     assert store.seat_players()[table.game_id] == [ids["Ann"], ids["Zoë"]]
     assert store.seat_players()[gid] == [ids["Zoë"], ids["Łukasz"]]
 
