@@ -607,14 +607,21 @@ def _read_rows(db: sqlite3.Connection, table: str, valid) -> list[tuple]:
     damaged page: after an error the scan starts again further on (by rowid,
     in growing steps), so one bad page loses its own rows only."""
     rows: list[tuple] = []
-    last = -(1 << 62)
+    # From rowid 0: the store's rows have positive rowids (SQLite's own),
+    # and a damaged first page must not send the growing steps from far
+    # below zero straight past every row (they would reach 1 only at 2**62).
+    last = 0
     step = 1
     for _attempt in range(200):
         try:
             cur = db.execute(f"SELECT rowid, * FROM {table} WHERE rowid > ? ORDER BY rowid", (last,))
-        except UNREADABLE:
-            break
-        while True:
+        except UNREADABLE as exc:
+            # execute() already reads the first row: a damaged page there is
+            # skipped like any other; a table that is not there ends the scan.
+            if "no such table" in str(exc):
+                break
+            cur = None
+        while cur is not None:
             try:
                 row = cur.fetchone()
             except UNREADABLE:
