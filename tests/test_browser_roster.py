@@ -64,3 +64,11 @@ def test_names_typed_on_the_control_page_join_the_roster_and_can_be_renamed_and_
     expect(message).to_have_text("Merged into Ñoño Ruiz.", timeout=BLINK_MS)
     assert "Nono" not in roster_names(table)
     phone.fits()
+    # A long name, its rename form open, at the narrowest phone: nothing wider than it.
+    page.get_by_label("New player's name").fill("Maximiliana Wolfeschleg")
+    page.keyboard.press("Enter")
+    expect(message).to_have_text("Added: Maximiliana Wolfeschleg.", timeout=BLINK_MS)
+    page.set_viewport_size({"width": 320, "height": 800})
+    section.get_by_role("button", name="Rename Maximiliana Wolfeschleg").click()
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 320, f"the control page is {width}px wide at 320 px"
