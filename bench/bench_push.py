@@ -110,7 +110,9 @@ class Readers:
         self.selector = selectors.DefaultSelector()
         self.socks = []
         for n in range(count):
-            sock = socket.create_connection(("127.0.0.1", port))
+            # Each client from its own loopback address, as each phone at a table
+            # (the companion lets one address hold only a few streams).
+            sock = socket.create_connection(("127.0.0.1", port), source_address=(f"127.0.{n // 250}.{n % 250 + 2}", 0))
             sock.sendall(f"GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".encode())
             sock.setblocking(False)
             self.socks.append(sock)

@@ -5,6 +5,7 @@
     companion games                list stored games, newest first
     companion run [--mock] ...     run the appliance (buttons, screen, web)
     companion solve fight ...      solve FIGHT? for two players
+    companion hub serve|add-box|…  the club hub (see hub/cli.py)
 
 ``replay`` is a public contract (``docs/replay.md``): exit 0 and one
 JSON object on stdout, or exit 2 and ``line N: ...`` on stderr.  No command
@@ -63,6 +64,13 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("solve", help=_("solve a game position"))
     s.add_argument("game", choices=["fight"])
     s.add_argument("rest", nargs=argparse.REMAINDER)
+
+    try:   # the club hub's commands (hub/cli.py imports no psycopg until run)
+        from hub.cli import add_parser as add_hub_parser
+    except ImportError:
+        pass
+    else:
+        add_hub_parser(sub)
     return p
 
 
@@ -203,7 +211,14 @@ def cmd_run(args) -> int:
         # A laptop demo shows the PIN on /dev and presses buttons for anyone
         # who can reach it: it stays on this computer unless --host says so.
         args.host = "127.0.0.1"
-    return run(args)
+    return run(args, start_extras=_join_hub)
+
+
+def _join_hub(app, store, session, config):
+    """Feed the club hub when ``hub_url``/``hub_key`` are set (hub/feeder.py)."""
+    from hub.box import attach
+
+    return attach(app, store, session, config)
 
 
 def cmd_solve(args) -> int:
@@ -212,7 +227,13 @@ def cmd_solve(args) -> int:
     return solve_cli([args.game, *args.rest])
 
 
-COMMANDS = {"replay": cmd_replay, "export": cmd_export, "import": cmd_import, "games": cmd_games, "run": cmd_run, "solve": cmd_solve}
+def cmd_hub(args) -> int:
+    from hub.cli import run as run_hub
+
+    return run_hub(args)
+
+
+COMMANDS = {"hub": cmd_hub, "replay": cmd_replay, "export": cmd_export, "import": cmd_import, "games": cmd_games, "run": cmd_run, "solve": cmd_solve}
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

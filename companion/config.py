@@ -1,7 +1,8 @@
 """Where the companion keeps its data, and its settings file.
 
 Settings come from, in order of strength: command-line flags, environment
-variables (``COMPANION_PIN``, ``COMPANION_DATA``, ``COMPANION_LANG``), the
+variables (``COMPANION_PIN``, ``COMPANION_DATA``, ``COMPANION_LANG``,
+``COMPANION_HUB_URL``, ``COMPANION_HUB_KEY``), the
 TOML file ``companion.toml`` in the data folder (or ``--config FILE``), and
 the defaults below.
 """
@@ -32,6 +33,8 @@ DEFAULTS = {
     "speak": False,              # the box says reveals, round ends and the winner (espeak-ng; Menu → Speak)
     "max_streams": 100,
     "threads": 0,                # 0: max_streams + 16
+    "hub_url": None,             # the club hub this box feeds (hub/feeder.py), e.g. http://hub.local:8100
+    "hub_key": None,             # its key for this box (``companion hub add-box``)
 }
 
 
@@ -60,4 +63,7 @@ def load(data_dir: Path, path: str | None = None) -> dict:
         config["pin"] = os.environ["COMPANION_PIN"]
     if os.environ.get("COMPANION_LANG"):
         config["language"] = os.environ["COMPANION_LANG"]
+    for key in ("hub_url", "hub_key"):
+        if os.environ.get(f"COMPANION_{key.upper()}"):
+            config[key] = os.environ[f"COMPANION_{key.upper()}"]
     return config

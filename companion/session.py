@@ -10,14 +10,16 @@ Subscribers are plain callables taking a :class:`Change`; they run in the
 submitting thread, in order, so they must be quick (hand the change to their
 own thread or wake a waiter; never block on I/O).
 
-**Claims and box entries.**  A phone's claim on a seat (``table.claims``)
+**Claims and table entries.**  A phone's claim on a seat (``table.claims``)
 belongs to one game: a new game or a resumed one ends every claim, unless
 the ``new_game`` action says ``"keep_claims": true`` (the table's explicit
 "same phones, same chairs"; the key is not stored in the game's log).  A
-secret entered on the box's buttons is remembered as such until it is
-revealed or taken back: :meth:`TableSession.private` with ``phone=True``
-(what a seat token reads) leaves it out, so a phone that claimed the seat
-before the entry (anyone can read the PIN off the box) never reads it.
+secret entered at the table — on the box's buttons, or with the PIN — rather
+than by the seat's own phone (source ``"seat"``) is remembered as such until
+it is revealed or taken back: :meth:`TableSession.private` with
+``phone=True`` (what a seat token reads) leaves it out, so a phone that
+claimed the seat before the entry (anyone can read the PIN off the box)
+never reads it.
 """
 
 from __future__ import annotations
@@ -67,7 +69,7 @@ class TableSession:
         self.game_id: int | None = None
         self.version = 0
         self.table = TableInfo(notices=list(store.warnings))
-        self.box_entries: set = set()    # hidden keys entered on the buttons (see the module's docstring)
+        self.table_entries: set = set()  # hidden keys entered at the table (buttons, PIN), not by the seat's phone
         self._subscribers: list[Callable[[Change], None]] = []
         self._resume()
 
@@ -133,20 +135,22 @@ class TableSession:
 
     def private(self, seat: int, *, phone: bool = False) -> dict:
         """The view of ``seat``.  ``phone=True``: as its seat token may read
-        it, without the entries made on the box's buttons (those stay the
-        box's until the reveal; the view then says ``"entered_on_box": true``)."""
+        it, with only the entries that phone made itself: an entry made at
+        the table (the buttons, or the PIN, which the box shows to all) stays
+        unread until the reveal, whoever claimed the seat; the view then says
+        ``"entered_at_table": true``."""
         with self.lock:
             if not self.timeline.started or not 0 <= seat < len(self.timeline.players):
                 return {"game": None} if not self.timeline.started else self.timeline.public()
             game, state = self.timeline.game, self.timeline.state
-            on_box = {k for k in self.box_entries & _hidden_keys(state) if game.secret_owner(k) == seat}
-            if not phone or not on_box:
+            at_table = {k for k in self.table_entries & _hidden_keys(state) if game.secret_owner(k) == seat}
+            if not phone or not at_table:
                 return self.timeline.private(seat)
-            own = {k: v for k, v in state.hidden.items() if game.secret_owner(k) == seat and k not in on_box}
+            own = {k: v for k, v in state.hidden.items() if game.secret_owner(k) == seat and k not in at_table}
             view = game.public(state)
             view.update(game.seat_view(game.sealed(state), seat, own))
             view["seat"] = seat
-            view["entered_on_box"] = True
+            view["entered_at_table"] = True
             return view
 
     def snapshot(self) -> tuple[int, dict]:
@@ -181,7 +185,7 @@ class TableSession:
             else:
                 self.store.append(self.game_id, seq, dump_action(action), nxt_finished, winner)
             self.timeline.push(pending)
-            self._track_box_entries(before, source)
+            self._track_table_entries(before, source)
             if nxt_finished:
                 self.store.backup(self.game_id)
             kind = "undo" if pending.step is None else "action"
@@ -198,16 +202,18 @@ class TableSession:
             raise IllegalActionError(N_("this game has reached the largest size the box stores "
                                         "({n} lines): start a new game"), n=MAX_GAME_LINES)
 
-    def _track_box_entries(self, before: set, source: str) -> None:
-        """Remember which hidden entries came from the buttons; forget those
-        revealed or taken back (a key entered again comes from its new source)."""
+    def _track_table_entries(self, before: set, source: str) -> None:
+        """Remember which hidden entries were made at the table (on the buttons,
+        or with the PIN that the box shows to all) rather than by the seat's own
+        phone; forget those revealed or taken back (a key entered again comes
+        from its new source)."""
         now = _hidden_keys(self.timeline.state)
         added = now - before
-        if source == "buttons":
-            self.box_entries |= added
+        if source != "seat":
+            self.table_entries |= added
         else:
-            self.box_entries -= added
-        self.box_entries &= now
+            self.table_entries -= added
+        self.table_entries &= now
 
     def _outcome_after(self, pending: tl.Pending):
         """(finished, winner) of the state the pending step leads to."""
@@ -237,7 +243,7 @@ class TableSession:
     def _end_game_facts(self, keep_claims: bool) -> None:
         """Another game at the table: its seats' tokens end (unless kept on
         purpose), and no entry of the old game is a box entry any more."""
-        self.box_entries = set()
+        self.table_entries = set()
         if not keep_claims:
             self.table.claims.clear()
 

@@ -10,7 +10,7 @@ step without touching the timeline, :meth:`Timeline.push` commits it.
 Taken back means gone: a secret entry that ``undo`` takes back before it was
 ever revealed leaves the log together with that ``undo`` (undo pops a stack,
 so the log without the pair folds to the very same states).  ``Timeline.log``
-is therefore always the *public log* of ``../shared/spec/replay.md``'s game:
+is therefore always the *public log* of ``docs/replay.md``'s game:
 an entry revealed once (even if the reveal was undone later) stays in it.
 """
 

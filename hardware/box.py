@@ -41,7 +41,7 @@ from PIL import Image
 
 from companion.i18n import N_, set_language
 
-from .buttons import HOLDABLE, Buttons, Debouncer, button_names
+from .buttons import HOLDABLE, Buttons, Debouncer, button_names, gpio_notice
 from .display import Screen, open_device, settings as display_settings, DisplayConfigError
 from .draw import HEIGHT, WIDTH, Canvas
 from .outputs import Outputs
@@ -116,8 +116,8 @@ class Box:
             if mock:
                 raise
             log.error("buttons unavailable (%s: %s); the web page still works", type(exc).__name__, exc)
-            error = type(exc).__name__
-            session.update_table(lambda table: table.notices.append((NO_BUTTONS, {"error": error})))
+            notice = gpio_notice(exc)
+            session.update_table(lambda table: table.notices.append(notice))
         if self.buttons is not None:
             for name in self.buttons.devices:
                 # held at power-on: disarmed (and reported if it stays down)
@@ -132,11 +132,13 @@ class Box:
 
         # The panel: never raises here; frames are kept in memory anyway.
         try:
-            retry_s = display_settings(config)["retry_s"]
+            where = display_settings(config)
         except DisplayConfigError:
-            retry_s = 5.0
+            where = {"retry_s": 5.0, "port": 1, "address": 0x3C, "notice_s": 10.0}
         opener = display_factory or partial(open_device, config, mock)
-        self.screen = Screen(opener, lambda device: self._post(("display", device)), retry_s)
+        self.screen = Screen(opener, lambda device: self._post(("display", device)), where["retry_s"],
+                             notify=self._screen_notice, where=where,
+                             notice_after_s=where["notice_s"])
         self.app = App(session, config, chirp=self.outputs.chirp)
         # Says reveals, round ends and the winner if ``speak`` is on (off by default).
         self.voice = Voice(config, notify=self._voice_notice)
@@ -377,6 +379,15 @@ class Box:
             log.info("button %s released", name)
             self.session.update_table(lambda table: table.notices.remove(notice)
                                       if notice in table.notices else None)
+
+    def _screen_notice(self, added, removed) -> None:
+        """The panel missing for a while (what to check), or back."""
+        def change(table):
+            if added is not None:
+                table.notices.append(added)
+            if removed is not None and removed in table.notices:
+                table.notices.remove(removed)
+        self.session.update_table(change)
 
     def _drain_inline(self) -> None:
         while self._inline:

@@ -25,11 +25,44 @@ inside the window count once, and a tap shorter than the window still counts.
 
 from __future__ import annotations
 
+import glob
 import logging
+import os
 from dataclasses import dataclass
 from typing import Callable
 
+from companion.i18n import N_
+
 log = logging.getLogger("hardware.buttons")
+
+# What the table is told when the buttons cannot be had, with what to check.
+# (lgpio's own errors say little: "error", "can not open gpiochip".)
+NO_GPIOCHIP = N_("The buttons do not work ({error}): this machine has no /dev/gpiochip*. On a Raspberry Pi, "
+                 "check that the companion runs on the Pi itself with its pi extra installed. Use a phone meanwhile.")
+GPIO_DENIED = N_("The buttons do not work ({error}): {user} may not open {chip}. Add that user to the gpio "
+                 "group (sudo adduser {user} gpio) and restart the companion. Use a phone meanwhile.")
+GPIO_FAILED = N_("The buttons do not work ({error}). Check that {chip} exists and that the gpio group may "
+                 "read it, and the button pins in the settings. Use a phone meanwhile; see the companion's log.")
+
+
+def gpio_notice(exc: BaseException, chips: list[str] | None = None) -> tuple[str, dict]:
+    """The notice for buttons that could not be opened: what went wrong and what to check."""
+    error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    if len(error) > 70:
+        error = error[:69] + "\u2026"
+    chips = sorted(glob.glob("/dev/gpiochip*")) if chips is None else chips
+    if not chips:
+        return NO_GPIOCHIP, {"error": error}
+    chip = chips[0]
+    if isinstance(exc, PermissionError) or not os.access(chip, os.R_OK | os.W_OK):
+        try:
+            import pwd
+
+            user = pwd.getpwuid(os.geteuid()).pw_name
+        except (ImportError, KeyError):
+            user = "the companion's user"
+        return GPIO_DENIED, {"error": error, "user": user, "chip": chip}
+    return GPIO_FAILED, {"error": error, "chip": chip}
 
 ORDER = ("up", "down", "ok", "back")   # the standard buttons, in the order they are listed
 HOLDABLE = frozenset({"back"})          # buttons whose long press means something

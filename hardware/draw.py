@@ -7,13 +7,16 @@ during a secret entry) without OCR.
 
 Fonts are DejaVu Sans, shipped in ``hardware/fonts`` with its licence, so
 frames are the same on every machine and every European name has its letters
-(Pillow's built-in font draws é, ç, Ł as empty boxes).  In a mode "1" image
-Pillow renders text without antialiasing, hinted to the pixel grid: DejaVu is
-crisp from 10 px up.
+(Pillow's built-in font draws é, ç, Ł as empty boxes).  Each glyph is drawn
+in one bit, without antialiasing, hinted to the pixel grid (crisp from 10 px
+up), and the box places the glyphs itself at whole-pixel advances (see
+:func:`_layout`): what the panel shows does not depend on which layout
+libraries the system has.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from functools import lru_cache
 from pathlib import Path
 
@@ -27,14 +30,30 @@ BOLD = FONT_DIR / "DejaVuSans-Bold.ttf"
 ELLIPSIS = "…"
 
 
-def _font(path: Path, size: int) -> ImageFont.FreeTypeFont:
-    return ImageFont.truetype(str(path), size)
+# Pillow's basic layout engine, chosen explicitly.  Left to itself, Pillow
+# uses raqm when the system has libfribidi (most desktops), the basic engine
+# when it has not (a Pi's minimal install): text would then measure wider on
+# the Pi than on the laptop where the screens were laid out, and labels would
+# be cut.  The basic engine is also the right one for a 1-bit panel: its
+# advances are the *hinted*, whole-pixel ones the 1-bit glyphs were drawn
+# for.  raqm places glyphs at unhinted, fractional positions and rounds each
+# one: at 10-11 px that opens gaps inside words ("Se at", "FI GHT?").  Names
+# need no shaping (no bidi, no ligatures), which is all raqm would add.
+LAYOUT = ImageFont.Layout.BASIC
+
+
+def _font(path: Path, size: int, layout=LAYOUT) -> ImageFont.FreeTypeFont:
+    return ImageFont.truetype(str(path), size, layout_engine=layout)
 
 
 # The sizes the screens use (pixels).  10 is the smallest that stays legible.
+# Rows of names are 12 pixels apart, and a line of DejaVu at 10 px needs
+# exactly 12 rows of ink (the acute of É 10 rows above the baseline, the tail
+# of g and the cedilla of Ç 2 rows below); at 11 px it needs 13, so a
+# capital's accent ran into the descenders of the row above.
 SMALL = _font(REGULAR, 10)     # footers, hints, headers
-BODY = _font(REGULAR, 11)      # rows of names and scores
-STRONG = _font(BOLD, 11)       # the highlighted row, scores
+BODY = _font(REGULAR, 10)      # rows of names and scores
+STRONG = _font(BOLD, 10)       # the highlighted row, scores
 TITLE = _font(BOLD, 13)        # screen titles
 BIG = _font(BOLD, 16)          # card digits, the name to pass the box to
 HUGE = _font(BOLD, 22)         # a single big number or name
@@ -44,22 +63,80 @@ ALL_FONTS = {"SMALL": SMALL, "BODY": BODY, "STRONG": STRONG, "TITLE": TITLE, "BI
 
 @lru_cache(maxsize=4096)
 def text_width(text: str, font: ImageFont.FreeTypeFont) -> int:
-    return int(round(font.getlength(text)))
+    """How many pixels ``text`` advances: the sum of its letters' whole-pixel advances."""
+    return _layout(text, font)[1]
+
+
+@lru_cache(maxsize=8192)
+def _advance(ch: str, font: ImageFont.FreeTypeFont) -> int:
+    return int(round(font.getlength(ch)))
+
+
+@lru_cache(maxsize=8192)
+def _kern(a: str, b: str, font: ImageFont.FreeTypeFont) -> int:
+    """The pair's kerning, in whole pixels (0 for nearly every pair of DejaVu at these sizes)."""
+    return int(round(font.getlength(a + b) - font.getlength(a) - font.getlength(b)))
+
+
+@lru_cache(maxsize=4096)
+def _layout(text: str, font: ImageFont.FreeTypeFont) -> tuple[tuple[int, ...], int]:
+    """Where each letter of ``text`` starts, and the total advance.
+
+    The box lays text out itself, letter by letter at each glyph's hinted,
+    whole-pixel advance (plus the pair's kerning, rounded): the hinted 1-bit
+    glyphs were drawn for exactly those advances.  Pillow's own layout (raqm,
+    and its basic engine for some pairs) puts letters at fractional
+    positions and rounds them one by one, which opened gaps inside words."""
+    xs, x, previous = [], 0, None
+    for ch in unicodedata.normalize("NFC", text):
+        if previous is not None:
+            x += _kern(previous, ch, font)
+        xs.append(x)
+        x += _advance(ch, font)
+        previous = ch
+    return tuple(xs), x
 
 
 @lru_cache(maxsize=4096)
 def _glyphs(text: str, font: ImageFont.FreeTypeFont, anchor: str):
     """The rendered ink of ``text`` as a mask, and where it sits relative to
-    the anchor point.  Cached: a frame redraws mostly the same strings
-    (names, digits, labels), and rasterising them is most of a frame's cost."""
-    left, top, right, bottom = font.getbbox(text, anchor=anchor)
-    if right <= left or bottom <= top:
-        return None
-    mask = Image.new("1", (right - left, bottom - top), OFF)
-    draw = ImageDraw.Draw(mask)
+    the anchor point (``ls``, ``ms`` or ``rs``: left, middle or right of the
+    advance, on the baseline).  Cached: a frame redraws mostly the same
+    strings (names, digits, labels), and rasterising them is most of a
+    frame's cost.
+
+    The mask is cut to the ink actually drawn, not to ``font.getbbox``:
+    Pillow's box is one row short at the top for accented capitals (its
+    "É" starts a row below the acute's first pixel), and a mask cut to it
+    clipped the accent to a dot."""
+    if anchor[1] != "s" or anchor[0] not in "lmr":
+        raise ValueError(f"unsupported anchor {anchor!r} (use l/m/r with a or s)")
+    text = unicodedata.normalize("NFC", text)
+    xs, width = _layout(text, font)
+    ascender, descender = font.getmetrics()
+    pad = font.size + 2                 # room for accents above the ascender, overhangs
+    canvas = Image.new("1", (width + 2 * pad, ascender + descender + 2 * pad), OFF)
+    draw = ImageDraw.Draw(canvas)
     draw.fontmode = "1"
-    draw.text((-left, -top), text, font=font, fill=ON, anchor=anchor)
-    return left, top, mask
+    baseline = pad + ascender
+    for ch, x in zip(text, xs):
+        if not ch.isspace():
+            draw.text((pad + x, baseline), ch, font=font, fill=ON, anchor="ls")
+    ink = canvas.getbbox()
+    if ink is None:
+        return None
+    shift = {"l": 0, "m": -(width // 2), "r": -width}[anchor[0]]
+    return ink[0] - pad + shift, ink[1] - baseline, canvas.crop(ink)
+
+
+def ink_box(text: str, font: ImageFont.FreeTypeFont, anchor: str = "ls") -> tuple[int, int, int, int] | None:
+    """Where ``text``'s pixels really are, relative to the anchor point:
+    (left, top, right, bottom), right and bottom exclusive; None if blank."""
+    glyphs = _glyphs(text, font, anchor)
+    if glyphs is None:
+        return None
+    left, top, mask = glyphs
+    return left, top, left + mask.width, top + mask.height
 
 
 def fit(text: str, font: ImageFont.FreeTypeFont, width: int) -> str:
@@ -96,12 +173,34 @@ def wrap(text: str, font: ImageFont.FreeTypeFont, width: int) -> list[str]:
     return lines
 
 
+# The letters that reach highest (capital accents, the ring of Å) and lowest
+# (descenders, the cedilla of Ç): a line of text needs this many rows.
+TALLEST = "ÉÅÊÑÖŁ"
+DEEPEST = "gjypqÇ"
+
+
+@lru_cache(maxsize=64)
+def line_extent(font: ImageFont.FreeTypeFont) -> tuple[int, int]:
+    """(top, bottom) of the font's ink relative to the baseline, bottom exclusive."""
+    return ink_box(TALLEST, font)[1], ink_box(DEEPEST, font)[3]
+
+
+@lru_cache(maxsize=64)
+def ascent(font: ImageFont.FreeTypeFont) -> int:
+    """Rows from the top of a line to its baseline: the font's ascender, or
+    more where a capital's accent reaches higher."""
+    return max(font.getmetrics()[0], -line_extent(font)[0])
+
+
 @lru_cache(maxsize=64)
 def baseline_in(font: ImageFont.FreeTypeFont, height: int) -> int:
     """Where to put the baseline so that the font's tallest and deepest
-    letters (É, g) are centred in a box ``height`` pixels high."""
-    _left, top, _right, bottom = font.getbbox("ÉÅgjy", anchor="ls")
-    return (height - (bottom - top)) // 2 - top
+    letters (É, g, Ç) are inside a box ``height`` pixels high: centred,
+    any spare row going above the accents (so that they never touch what is
+    over the box).  The body fonts fill a 12-pixel row exactly."""
+    top, bottom = line_extent(font)
+    spare = max(0, height - (bottom - top))
+    return (spare + 1) // 2 - top
 
 
 def signed(n: int) -> str:
@@ -133,6 +232,10 @@ class Canvas:
         if not text:
             return 0
         self.texts.append(text)
+        if anchor[1] == "a":
+            # "Top" means the top of the tallest accent: at 16 px DejaVu's
+            # acute of É rises one row above the font's ascender.
+            y, anchor = y + ascent(font), anchor[0] + "s"
         glyphs = _glyphs(text, font, anchor)
         if glyphs is not None:
             left, top, mask = glyphs
@@ -195,7 +298,8 @@ class Canvas:
         self.hline(0, WIDTH - 1, 12)
 
     def footer(self, text: str) -> None:
-        self.center(HEIGHT - 11, text, SMALL)
+        """The bottom line: its deepest letters end on the panel's last row."""
+        self.center(HEIGHT - ascent(SMALL) - line_extent(SMALL)[1], text, SMALL)
 
     def row(self, y: int, text: str, selected: bool, height: int = 12, right: str = "", font=BODY) -> None:
         """A list row; the selected one is drawn inverted.  The text sits on a
@@ -203,7 +307,12 @@ class Canvas:
         stay inside the row."""
         fg = ON
         if selected:
-            self.fill(0, y, WIDTH - 1, y + height - 1)
+            # When the letters fill the row, an accent on its top line would
+            # be a notch open to the dark above the bar: the bar then starts
+            # one line higher (where the row above has at most a tail of g).
+            top, bottom = line_extent(font)
+            lift = 1 if y > 0 and bottom - top >= height else 0
+            self.fill(0, y - lift, WIDTH - 1, y + height - 1)
             fg = OFF
         baseline = y + baseline_in(font, height)
         width = WIDTH - 4

@@ -83,7 +83,7 @@ def test_an_early_claim_does_not_read_a_card_locked_on_the_box(world):
         token = bens_card_on_the_box(session, box, client, ups)
         r = client.get("/api/seats/1/view", headers={"X-Seat-Token": token})
         assert r.status_code == 200
-        assert r.json["locked"] is None and r.json["entered_on_box"] is True
+        assert r.json["locked"] is None and r.json["entered_at_table"] is True
         views.append(r.data)
     assert views[0] == views[1], "the seat's view depends on the card locked on the box"
 
@@ -94,7 +94,7 @@ def test_the_box_entry_is_revealed_to_everyone_at_the_reveal(world):
     for seat, card in ((2, 3), (3, 4)):
         client.post("/api/actions", json={"type": "bid", "seat": seat, "card": card}, headers=pin_headers())
     view = client.get("/api/seats/1/view", headers={"X-Seat-Token": token}).json
-    assert "entered_on_box" not in view and view["last"]["cards"][1] == session.public()["last"]["cards"][1]
+    assert "entered_at_table" not in view and view["last"]["cards"][1] == session.public()["last"]["cards"][1]
 
 
 def test_an_entry_taken_back_and_made_on_the_phone_is_the_phones(world):
@@ -106,7 +106,7 @@ def test_an_entry_taken_back_and_made_on_the_phone_is_the_phones(world):
                     headers={"X-Seat-Token": token})
     assert r.status_code == 200
     view = client.get("/api/seats/1/view", headers={"X-Seat-Token": token}).json
-    assert view["locked"] == hand[-1] and "entered_on_box" not in view
+    assert view["locked"] == hand[-1] and "entered_at_table" not in view
 
 
 def test_a_scoreboard_number_entered_on_the_box_is_not_the_phones(world):
@@ -119,7 +119,7 @@ def test_a_scoreboard_number_entered_on_the_box_is_not_the_phones(world):
         box.press(key)
     assert session.public()["entered"] == [0]
     view = client.get("/api/seats/0/view", headers={"X-Seat-Token": token}).json
-    assert view["secret"] is None and view["entered_on_box"] is True
+    assert view["secret"] is None and view["entered_at_table"] is True
     assert session.private(0)["secret"] == {"value": 2}, "the box itself still knows it"
 
 

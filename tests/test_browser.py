@@ -240,7 +240,7 @@ def test_a_bid_on_the_box_buttons_shows_live_and_the_seat_page_shows_its_card(ta
     table.press("ok", "up", "ok")                       # Ben, on the box: 1
     expect(row(board, 1)).to_contain_text("entered ✓", timeout=BLINK_MS)
     # An entry made on the box is the box's: the seat's phone says so, never shows it.
-    expect(seat.locator("#private")).to_contain_text("Entered on the box ✓", timeout=BLINK_MS)
+    expect(seat.locator("#private")).to_contain_text("Entered at the table ✓", timeout=BLINK_MS)
     assert seat.locator("#locked-card").count() == 0
     table.press("ok", "up", "up", "ok")                 # Chloé: 2
     expect(row(board, 2)).to_contain_text("entered ✓", timeout=BLINK_MS)

@@ -54,9 +54,9 @@ def rss_kib(pid: int) -> int:
 class Phone(threading.Thread):
     """One phone's page: an event stream that reconnects by itself."""
 
-    def __init__(self, port: int, stop: threading.Event):
+    def __init__(self, port: int, stop: threading.Event, address: str):
         super().__init__(daemon=True)
-        self.port, self.stop = port, stop
+        self.port, self.stop, self.address = port, stop, address
         self.retry = 2.0
         self.connects = 0
         self.drops = 0              # streams that ended while the test was still running
@@ -69,7 +69,7 @@ class Phone(threading.Thread):
 
     def run(self):
         while not self.stop.is_set():
-            conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+            conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60, source_address=(self.address, 0))
             try:
                 conn.connect()
                 self.sock = conn.sock       # kept: the response takes it over from conn
@@ -160,7 +160,8 @@ def test_a_hundred_phones_on_live_streams_while_actions_arrive(tmp_path):
     try:
         port = int(re.search(r":(\d+)/", proc.stdout.readline()).group(1))
         assert post(port, {"type": "new_game", "game": "scoreboard", "players": PLAYERS})[0] == 200
-        phones = [Phone(port, stop) for _ in range(PHONES)]
+        # Each phone from its own address, as at a table (one address holds at most 8 streams).
+        phones = [Phone(port, stop, f"127.0.0.{n + 2}") for n in range(PHONES)]
         for phone in phones:
             phone.start()
         deadline = time.monotonic() + 20

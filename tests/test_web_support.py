@@ -135,10 +135,12 @@ def http(port, method, path, body=None, headers=None, timeout=5.0):
 
 
 class SSEClient:
-    """A raw-socket event-stream client (HTTP/1.0, so the body is not chunked)."""
+    """A raw-socket event-stream client (HTTP/1.0, so the body is not chunked),
+    from ``source`` if given (another loopback address: another phone)."""
 
-    def __init__(self, port, path="/api/events", timeout=5.0):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    def __init__(self, port, path="/api/events", timeout=5.0, source=None):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout,
+                                             source_address=(source, 0) if source else None)
         self.sock.sendall(f"GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n".encode())
         self.buf = b""
         while b"\r\n\r\n" not in self.buf:

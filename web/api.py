@@ -133,12 +133,13 @@ def actions():
             if not may_enter(c.session.game, c.session.timeline.state, action, seat):
                 raise ApiError(403, N_("a seat token can only enter its own seat's bid or secret; "
                                        "other actions need the table PIN"))
-            return _submit(c, action)
+            return _submit(c, action, source="seat")
     raise ApiError(401, N_("this needs the table PIN (header X-Table-Pin) or a seat token (header X-Seat-Token)"))
 
 
-def _submit(c, action):
-    state = c.session.submit(action, source="web")
+def _submit(c, action, source="web"):
+    # "seat": entered by that seat's own phone, the one entry its token may read back.
+    state = c.session.submit(action, source=source)
     response = jsonify(state)
     response.headers["Cache-Control"] = "no-store"
     return response

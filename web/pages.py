@@ -100,7 +100,7 @@ JS_TEXTS = [
     N_("Waiting for {name} to show a card."), N_("You showed {card}."),
     N_("{name} shows {card}. Pick your secret card:"), N_("Your card: {card}"),
     N_("locked ✓ — nobody else sees it until the reveal"), N_("Tap a card, then confirm."),
-    N_("Entered on the box ✓ — no phone sees it until the reveal"),
+    N_("Entered at the table ✓ — no phone sees it until the reveal"),
     N_("Your hand"), N_("The match is over."), N_("Enter a secret number"),
     N_("Enter secretly"), N_("Your secret: {value}"), N_("Enter a whole number."),
     N_("Your double is spent for this round."), N_("Colour"), N_("Play my double on {color}"),

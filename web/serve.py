@@ -9,12 +9,34 @@ free thread.  ``channel_request_lookahead=1`` lets waitress read a client's
 hang-up while its stream is running; our channel class then wakes that
 stream at once, so a gone phone frees its thread immediately.
 
+One client must not starve the table (issue 13): waitress alone lets a
+client that sends its headers a byte at a time hold a connection for ever
+(every byte resets the idle timer), and ~250 such connections reach the
+connection limit, after which nobody is accepted.  So the listener here is
+waitress's own, extended in two small ways (:class:`GuardedListener`):
+
+* each client address may hold at most ``max_connections_per_address``
+  connections (48); the one over is answered a JSON 503 and closed at once,
+  and the accept loop drains the backlog each turn, so a phone's connection
+  never queues behind an attacker's (over ``connection_limit`` in all, the
+  same: a 503 at once, where waitress would leave it waiting unaccepted);
+* a request must arrive whole in time, whatever trickles in: its head within
+  ``HEAD_S`` of its first byte, its body within ``REQUEST_S``; a response the
+  client stops reading for ``STALLED_S`` closes the connection (a phone that
+  froze, or a script that never reads its event stream).
+
+Event streams are also capped per address (``max_streams_per_address``, see
+:class:`web.streams.StreamSlots`), so one address holds at most that many of
+the worker threads.  A NAT'd guest network shares one address: raise both
+settings there.
+
 ``--dev-server`` uses Werkzeug's development server instead (reloading and
 debugging are not turned on; it is just a single-process threaded server).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import signal
@@ -24,11 +46,14 @@ import threading
 import time
 from pathlib import Path
 
+from waitress.adjustments import Adjustments
 from waitress.channel import HTTPChannel
+from waitress.server import TcpWSGIServer
+from waitress.task import ThreadedTaskDispatcher
 
 from companion import config as cfg
 from companion.limits import MAX_IMPORT_BYTES
-from companion.i18n import set_language
+from companion.i18n import gettext, set_language
 
 from . import sdnotify
 from .app import create_app
@@ -37,6 +62,12 @@ from .errors import JsonErrorTask
 from .mdns import start_mdns
 
 log = logging.getLogger("companion.web")
+
+CONNECTIONS_PER_ADDRESS = 48    # a browser opens up to 6 at once: ~8 phones behind one NAT
+HEAD_S = 10.0                   # a request line and headers, from their first byte
+REQUEST_S = 60.0                # a whole request: a 1 MiB import at ~17 KiB/s
+STALLED_S = 60.0                # a response nobody reads any more
+ACCEPT_BURST = 64               # connections accepted per turn of the network loop
 
 
 class CompanionChannel(HTTPChannel):
@@ -65,6 +96,163 @@ class CompanionChannel(HTTPChannel):
         super().handle_close()
         self._told_gone()
 
+    # -- deadlines (checked each second by GuardedListener.sweep) --------------
+    partial = None              # the request being received (waitress's parser)
+    partial_since = 0.0         # monotonic time of its first byte
+    ceiling = None              # the AddressCeiling this connection counts in
+    address_key = ""
+
+    def received(self, data):
+        done = super().received(data)
+        if self.request is not self.partial:        # a new request began (or none is pending)
+            self.partial, self.partial_since = self.request, time.monotonic()
+        return done
+
+    def overdue(self, now: float) -> str | None:
+        """Why this connection must close now, or None."""
+        request = self.request
+        if request is not None and not request.completed:
+            limit = REQUEST_S if request.headers_finished else HEAD_S
+            if now - self.partial_since > limit:
+                return "slow request"
+        if self.requests and self.total_outbufs_len and time.time() - self.last_activity > STALLED_S:
+            return "unread response"
+        return None
+
+    def del_channel(self, map=None):
+        super().del_channel(map)
+        ceiling, self.ceiling = self.ceiling, None
+        if ceiling is not None:
+            ceiling.give_back(self.address_key)
+
+
+class AddressCeiling:
+    """Open connections per client address, with a ceiling; the answers of a
+    connection refused (over its address's ceiling, or over the server's
+    ``connection_limit``); and a tally of what was refused or closed, logged
+    at most once a minute (an attacker must not fill the SD card with log
+    lines)."""
+
+    def __init__(self, per_address: int, limit: int, language: str | None):
+        self.per_address = per_address
+        self.over_address = refusal_bytes(per_address, language)
+        self.over_limit = refusal_bytes(limit, language)
+        self._held: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self.tally: dict[str, int] = {}
+        self._logged = time.monotonic()
+
+    def take(self, key: str) -> bool:
+        with self._lock:
+            held = self._held.get(key, 0)
+            if held >= self.per_address:
+                return False
+            self._held[key] = held + 1
+            return True
+
+    def give_back(self, key: str) -> None:
+        with self._lock:
+            held = self._held.get(key, 1) - 1
+            if held > 0:
+                self._held[key] = held
+            else:
+                self._held.pop(key, None)
+
+    def count(self, why: str) -> None:
+        self.tally[why] = self.tally.get(why, 0) + 1
+
+    def log_tally(self, now: float) -> None:
+        if self.tally and now - self._logged >= 60:
+            log.warning("defended the table in the last minute: %s",
+                        ", ".join(f"{n} x {why}" for why, n in sorted(self.tally.items())))
+            self.tally, self._logged = {}, now
+
+    def refuse(self, conn, answer: bytes, why: str) -> None:
+        """A connection not taken: its JSON 503, then closed at once."""
+        self.count(why)
+        try:
+            conn.setblocking(False)
+            conn.send(answer)
+            conn.recv(65536)        # what the client already sent: fewer resets
+        except OSError:
+            pass
+        conn.close()
+
+
+def refusal_bytes(n: int, language: str | None) -> bytes:
+    """The JSON 503 of a connection refused, the API's text with ``n``."""
+    text = gettext("too many live connections ({n}): close a page or try again later", language, n=n)
+    body = json.dumps({"error": text}, ensure_ascii=False).encode()
+    head = ("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\nRetry-After: 10\r\nCache-Control: no-store\r\n"
+            "Connection: close\r\n\r\n")
+    return head.encode("latin-1") + body
+
+
+class GuardedListener(TcpWSGIServer):
+    """waitress's TCP listener, with the per-address ceiling at accept time
+    and the deadlines of :meth:`CompanionChannel.overdue`."""
+
+    channel_class = CompanionChannel
+
+    def __init__(self, *args, ceiling: AddressCeiling, **kwargs):
+        self.ceiling = ceiling
+        super().__init__(*args, **kwargs)
+
+    def readable(self):
+        # waitress stops accepting at connection_limit, and the connections
+        # over it wait unanswered in the backlog; here they are accepted and
+        # refused at once instead (handle_accept).
+        now = time.time()
+        if now >= self.next_channel_cleanup:
+            self.next_channel_cleanup = now + self.adj.cleanup_interval
+            self.maintenance(now)           # waitress: idle connections past channel_timeout
+        return self.accepting
+
+    def handle_accept(self):
+        # waitress accepts one connection per loop turn; a stubborn attacker
+        # reconnecting would keep the backlog full and a phone waiting in it.
+        # Drain it instead: refusing one costs an accept and a close.
+        for _ in range(ACCEPT_BURST):
+            try:
+                pair = self.accept()
+            except OSError as exc:         # out of descriptors...: counted, not logged each turn
+                self.ceiling.count(f"accept() failed: {exc.strerror or exc}")
+                return
+            if pair is None:
+                return
+            conn, addr = pair
+            if len(self._map) >= self.adj.connection_limit:
+                self.ceiling.refuse(conn, self.ceiling.over_limit, "connection over the server's limit")
+                continue
+            key = str(addr[0]) if isinstance(addr, tuple) else ""
+            if not self.ceiling.take(key):
+                self.ceiling.refuse(conn, self.ceiling.over_address, "connection over its address's ceiling")
+                continue
+            try:
+                self.set_socket_options(conn)
+                channel = self.channel_class(self, conn, self.fix_addr(addr), self.adj, map=self._map)
+            except OSError:
+                self.ceiling.give_back(key)
+                conn.close()
+                continue
+            channel.ceiling, channel.address_key = self.ceiling, key
+
+    def sweep(self, now: float) -> None:
+        """Close every connection past a deadline (see
+        :meth:`CompanionChannel.overdue`).  Called by :class:`Server` between
+        turns of the network loop, never from inside one: closing a socket
+        while waitress builds its poll list would let a new connection reuse
+        its descriptor and be handed the old one's poll result."""
+        for channel in list(self.active_channels.values()):
+            why = channel.overdue(now) if isinstance(channel, CompanionChannel) else None
+            if why:
+                self.ceiling.count(why)
+                # Closed now: will_close would wait for the socket to be
+                # writable, which a socket nobody reads never is.
+                channel.handle_close()
+        self.ceiling.log_tally(now)
+
 
 def waitress_settings(config: dict) -> dict:
     """The waitress adjustments for ``config`` (also used by the benchmark)."""
@@ -73,6 +261,11 @@ def waitress_settings(config: dict) -> dict:
         "threads": int(config.get("threads") or 0) or streams + 16,
         "channel_request_lookahead": 1,     # see a hung-up client while its stream runs
         "connection_limit": 2 * streams + 50,
+        "channel_timeout": 30,              # an idle keep-alive connection, in seconds
+        "cleanup_interval": 5,              # waitress's sweep of idle connections
+        # A response waits in memory up to this much for a slow reader; past
+        # it the worker waits (an unread event stream costs 256 KiB, not 16 MB).
+        "outbuf_high_watermark": 256 * 1024,
         "asyncore_use_poll": True,          # no 1024-descriptor limit of select()
         "ident": "companion",
         "expose_tracebacks": False,
@@ -100,20 +293,35 @@ class Server:
             self._server.service_actions = self._beat
             self.port = self._server.server_port
         else:
-            from waitress.server import BaseWSGIServer, create_server
-
             settings = waitress_settings(config)
-            if settings["threads"] <= int(config.get("max_streams") or 100):
+            streams = int(config.get("max_streams") or 100)
+            if settings["threads"] <= streams:
                 log.warning("threads (%s) <= max_streams: open streams can starve other requests",
                             settings["threads"])
-            self._server = create_server(app, host=host, port=port, **settings)
+            per_address = int(config.get("max_connections_per_address") or CONNECTIONS_PER_ADDRESS)
+            ceiling = AddressCeiling(per_address, settings["connection_limit"], config.get("language"))
+            companion = app.extensions.get("companion")
+            if companion is not None:
+                slots = companion.slots
+                slots.per_address = int(config.get("max_streams_per_address") or slots.PER_ADDRESS)
+            adj = Adjustments(host=host, port=port, **settings)
+            self._dispatcher = ThreadedTaskDispatcher()
+            self._dispatcher.set_thread_count(adj.threads)
             # One listening socket, or several when the host name has several
-            # addresses (localhost: 127.0.0.1 and ::1).
-            self._map = getattr(self._server, "_map", None) or self._server.map
-            self._listeners = [d for d in self._map.values() if isinstance(d, BaseWSGIServer)]
-            for listener in self._listeners:
-                listener.channel_class = CompanionChannel
-            self.port = self._listeners[0].effective_port
+            # addresses (localhost: 127.0.0.1 and ::1), sharing one map.
+            self._map: dict = {}
+            self._listeners = []
+            try:
+                for sockinfo in adj.listen:
+                    self._listeners.append(GuardedListener(app, self._map, dispatcher=self._dispatcher, adj=adj,
+                                                           sockinfo=sockinfo, ceiling=ceiling))
+            except OSError:
+                self._dispatcher.shutdown(timeout=1)
+                from waitress import wasyncore
+
+                wasyncore.close_all(self._map)
+                raise
+            self.port = int(self._listeners[0].effective_port)
 
     def _beat(self) -> None:
         self.heartbeat = time.monotonic()
@@ -129,10 +337,16 @@ class Server:
             else:
                 from waitress import wasyncore
 
+                next_sweep = 0.0
                 while not self._stopping.is_set():
                     # One poll (at most 1 s, waitress's own loop timeout) per turn.
                     wasyncore.loop(timeout=1.0, map=self._map, use_poll=True, count=1)
                     self._beat()
+                    now = time.monotonic()
+                    if now >= next_sweep:       # the deadlines, once a second
+                        next_sweep = now + 1.0
+                        for listener in self._listeners:
+                            listener.sweep(now)
         except KeyboardInterrupt:
             pass
         finally:
@@ -161,7 +375,7 @@ class Server:
         else:
             from waitress import wasyncore
 
-            self._server.task_dispatcher.shutdown(timeout=5)
+            self._dispatcher.shutdown(timeout=5)
             wasyncore.close_all(self._map)
 
 
@@ -205,8 +419,12 @@ def start_box(session, config: dict, mock: bool):
         return None
 
 
-def run(args) -> int:
-    """``companion run [--mock] [--host H] [--port P] [--data DIR] [--config FILE] [--dev-server]``."""
+def run(args, start_extras=None) -> int:
+    """``companion run [--mock] [--host H] [--port P] [--data DIR] [--config FILE] [--dev-server]``.
+
+    ``start_extras(app, store, session, config)``, if given, is called once the
+    server is listening and returns the function that stops what it started
+    (the composition root joins the box to its club hub this way)."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from companion.session import TableSession
     from companion.store import Store
@@ -236,6 +454,7 @@ def run(args) -> int:
         print(f"companion: cannot listen on {host}:{port}: {exc.strerror or exc}", file=sys.stderr)
         return 1
 
+    stop_extras = start_extras(app, store, session, config) if start_extras else (lambda: None)
     url = join_url(host, server.port)
     config["url"] = url
     if box is not None:
@@ -264,6 +483,7 @@ def run(args) -> int:
         server.serve_forever()
     finally:
         sdnotify.notify("STOPPING=1")
+        stop_extras()
         stop_mdns()
         watchdog.stop()
         _close(box, store)

@@ -12,8 +12,8 @@ the stream then sends the current snapshot — older states are lost, the
 latest never is (every ``state`` event is a complete state).
 
 Each open stream holds one server worker thread (waitress), so the number of
-streams is capped by :class:`StreamSlots`; the stream over the cap is refused
-by the caller with a 503.
+streams is capped by :class:`StreamSlots`, in all and per client address; the
+stream over either cap is refused by the caller with a 503 at once.
 """
 
 from __future__ import annotations
@@ -42,23 +42,42 @@ def sse_event(event: str, data, event_id: int | None = None) -> bytes:
 
 
 class StreamSlots:
-    """A counter of open streams with a ceiling, shared by every hub of an app."""
+    """A counter of open streams with a ceiling, shared by every hub of an app,
+    and a smaller ceiling per client address: one phone (or one hostile
+    script) cannot take every stream, and with it every worker thread.
 
-    def __init__(self, limit: int):
+    Phones behind one NAT share an address, hence one ``per_address``
+    budget; the serving layer sets it from ``max_streams_per_address``.
+    """
+
+    PER_ADDRESS = 8         # a phone with a few pages open; a small NAT'd table
+
+    def __init__(self, limit: int, per_address: int | None = None):
         self.limit = limit
+        self.per_address = per_address or self.PER_ADDRESS
         self.open = 0
+        self._by_address: dict[str, int] = {}
         self._lock = threading.Lock()
 
-    def take(self) -> bool:
+    def take(self, address: str = "") -> bool:
         with self._lock:
-            if self.open >= self.limit:
+            held = self._by_address.get(address, 0)
+            if self.open >= self.limit or (address and held >= self.per_address):
                 return False
             self.open += 1
+            if address:
+                self._by_address[address] = held + 1
             return True
 
-    def give_back(self) -> None:
+    def give_back(self, address: str = "") -> None:
         with self._lock:
             self.open -= 1
+            if address:
+                held = self._by_address.get(address, 1) - 1
+                if held > 0:
+                    self._by_address[address] = held
+                else:
+                    self._by_address.pop(address, None)
 
 
 class Mailbox:
@@ -142,17 +161,19 @@ class Hub:
         """A new stream, or None when the cap is reached or the hub is closed.
         The caller must hand the stream to the server as the response body
         (its ``close()`` gives the slot back)."""
-        if self.closed or not self.slots.take():
+        environ = environ or {}
+        address = environ.get("REMOTE_ADDR") or ""
+        if self.closed or not self.slots.take(address):
             return None
         box = Mailbox(self.mailbox_size)
         with self.lock:
             with self._boxes_lock:
                 if self.closed:
-                    self.slots.give_back()
+                    self.slots.give_back(address)
                     return None
                 self._boxes.add(box)
             first = self.snapshot()
-        return EventStream(self, box, first, environ or {})
+        return EventStream(self, box, first, environ)
 
     def _forget(self, box: Mailbox) -> None:
         with self._boxes_lock:
@@ -169,6 +190,7 @@ class EventStream:
 
     def __init__(self, hub: Hub, box: Mailbox, first: list[Message], environ: dict):
         self.hub, self.box = hub, box
+        self.address = environ.get("REMOTE_ADDR") or ""
         self._released = False
         self._unwatch = watch_disconnect(environ, box.close)
         self._chunks = self._run(first)
@@ -207,7 +229,7 @@ class EventStream:
         self._chunks.close()
         self._unwatch()
         self.hub._forget(self.box)
-        self.hub.slots.give_back()
+        self.hub.slots.give_back(self.address)
 
 
 def watch_disconnect(environ: dict, callback: Callable[[], None]) -> Callable[[], None]:

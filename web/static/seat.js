@@ -171,10 +171,10 @@
         key = "loading";
         content = [h("p", { className: "muted" }, t("Sending…"))];
       } else {
-        // An entry made on the box's buttons is not this phone's to read
+        // An entry made on the box's buttons or with the PIN is not this phone's to read
         // (the seat may have been claimed by anyone who read the PIN).
-        var entry = view.entered_on_box ? { key: "box", node: h("p", { className: "entered" },
-          t("Entered on the box ✓ — no phone sees it until the reveal")) } : (ENTRY[view.game] || noEntry)(view);
+        var entry = view.entered_at_table ? { key: "box", node: h("p", { className: "entered" },
+          t("Entered at the table ✓ — no phone sees it until the reveal")) } : (ENTRY[view.game] || noEntry)(view);
         key = "entry:" + entry.key + ":" + selected;
         content = [entry.node];
       }

@@ -1,0 +1,334 @@
+"""The club hub at scale, on a throw-away PostgreSQL server (Debian's binaries).
+
+* **ingest**: 50 simulated boxes post finished Third Man games at once (each
+  game whole, as a box catching up does: validated by the rules core, stored,
+  rated); beside it, a bare ``INSERT`` rate into the same PostgreSQL from 50
+  connections (one row per transaction).  Target: >= 1,000 games a minute.
+* **box → big screen**: a box's ``PUT /api/box/state`` until a big screen's
+  event stream (``/api/tables/events``) shows it, p50/p99, while 49 other boxes
+  send theirs; and from an action submitted on a real box (TableSession, Store,
+  feeder) to the big screen showing it; beside them, a bare
+  SSE echo (a PUT that wakes a stream, no key, no database) under the same
+  waitress.  Target: p99 < 1 s.
+* **standings**: ``GET /api/league`` with 100,000 finished games stored (2,000
+  players), and the SQL query alone.  Target: < 100 ms.
+
+Skipped (with the reason) where PostgreSQL's server is not installed.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BOXES = 50
+
+
+def _pg():
+    sys.path.insert(0, str(ROOT / "tests"))
+    from hub_support import PostgresServer, postgres_bin
+
+    bindir = postgres_bin()
+    if bindir is None:
+        return None
+    return PostgresServer(bindir).start()
+
+
+def _post(port, path, body, key, method="POST"):
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.request(method, path, body=json.dumps(body).encode(),
+                     headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"})
+        resp = conn.getresponse()
+        resp.read()
+        return resp.status
+    finally:
+        conn.close()
+
+
+def _third_man(players, tokens):
+    sys.path.insert(0, str(ROOT / "tests"))
+    from hub_support import third_man_log
+
+    return third_man_log(players, tokens)
+
+
+def bench_ingest(server, url, games_per_box):
+    from hub.db import add_box, connect
+
+    with connect(url) as conn:
+        keys = [add_box(conn, f"bench-{i}") for i in range(BOXES)]
+    names = [f"Player {i}" for i in range(200)]
+    outcomes = [[3, 2, 1, 0], [0, 3, 1, 1], [1, 0, 3, 2], [2, 1, 0, 3]]
+    logs = [[_third_man([names[(b * 7 + g * 4 + s) % len(names)] for s in range(4)], outcomes[(b + g) % 4])
+             for g in range(games_per_box)] for b in range(BOXES)]
+    errors = []
+
+    def box(b):
+        for g, log in enumerate(logs[b], start=1):
+            status = _post(server.port, f"/api/box/games/{g}/lines", {"from": 0, "lines": log, "finished": True}, keys[b])
+            if status != 200:
+                errors.append(status)
+
+    t0 = time.perf_counter()
+    threads = [threading.Thread(target=box, args=(b,)) for b in range(BOXES)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    seconds = time.perf_counter() - t0
+    games = BOXES * games_per_box
+    return {"games": games, "games_per_min": round(games / seconds * 60), "errors": len(errors),
+            "baseline_bare_inserts_per_min": _bare_inserts(url, games), "target_games_per_min": 1000}
+
+
+def _bare_inserts(url, rows):
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE IF NOT EXISTS bench_bare (id bigserial PRIMARY KEY, body text)")
+
+    def worker(n):
+        with psycopg.connect(url, autocommit=True) as conn:
+            for _ in range(n):
+                conn.execute("INSERT INTO bench_bare (body) VALUES (%s)", ("x" * 200,))
+
+    per = max(1, rows // BOXES)
+    t0 = time.perf_counter()
+    threads = [threading.Thread(target=worker, args=(per,)) for _ in range(BOXES)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return round(per * BOXES / (time.perf_counter() - t0) * 60)
+
+
+class _SSE:
+    def __init__(self, port, path):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        self.sock.sendall(f"GET {path} HTTP/1.0\r\nHost: x\r\n\r\n".encode())
+        self.buf = b""
+
+    def next_data(self):
+        while b"\n\n" not in self.buf:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise EOFError
+            self.buf += chunk
+        block, _, self.buf = self.buf.partition(b"\n\n")
+        if b"\r\n\r\n" in block:       # the response head came first
+            block = block.split(b"\r\n\r\n", 1)[1]
+        for line in block.split(b"\n"):
+            if line.startswith(b"data: "):
+                return json.loads(line[6:])
+        return None
+
+
+def _latency(port, put, path, samples):
+    """Seconds from a PUT to the stream showing it, ``samples`` times."""
+    client = _SSE(port, path)
+    client.next_data()      # the first snapshot
+    out = []
+    for i in range(samples):
+        t0 = time.perf_counter()
+        put(i)
+        while True:
+            data = client.next_data()
+            if data and data.get("state", {}).get("n") == i:
+                break
+        out.append(time.perf_counter() - t0)
+    client.sock.close()
+    return out
+
+
+def _pct(values, p):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+
+
+def bench_push(server, url, samples):
+    from hub.db import add_box, connect
+
+    with connect(url) as conn:
+        key = add_box(conn, "bench-live")
+    # 49 other boxes keep sending their tables meanwhile: the screen sees them all.
+    stop = threading.Event()
+    with connect(url) as conn:
+        others = [add_box(conn, f"bench-noise-{i}") for i in range(BOXES - 1)]
+
+    def noise(k):
+        i = 0
+        while not stop.is_set():
+            _post(server.port, "/api/box/state", {"game": 1, "state": {"scores": [i, 0, 0, 0]}}, k, "PUT")
+            i += 1
+            stop.wait(0.5)
+
+    threads = [threading.Thread(target=noise, args=(k,), daemon=True) for k in others]
+    for t in threads:
+        t.start()
+    try:
+        hub = _latency(server.port, lambda i: _post(server.port, "/api/box/state",
+                                                    {"game": 1, "state": {"n": i}}, key, "PUT"),
+                       "/api/tables/events", samples)
+        via_box = _through_a_box(server, url, samples)
+    finally:
+        stop.set()
+    base = _bare_echo(samples)
+    return {"samples": samples, "p50_ms": round(statistics.median(hub) * 1000, 2), "p99_ms": round(_pct(hub, 99) * 1000, 2),
+            "box_action_p50_ms": round(statistics.median(via_box) * 1000, 2),
+            "box_action_p99_ms": round(_pct(via_box, 99) * 1000, 2),
+            "baseline_bare_sse_p50_ms": round(statistics.median(base) * 1000, 2),
+            "baseline_bare_sse_p99_ms": round(_pct(base, 99) * 1000, 2), "target_p99_ms": 1000}
+
+
+def _through_a_box(server, url, samples):
+    """A real table session and store, its feeder, the hub: from ``submit`` on
+    the box to the big screen's stream showing the new score."""
+    import tempfile
+
+    from companion.session import TableSession
+    from companion.store import Store
+    from hub.db import add_box, connect
+    from hub.feeder import Feeder
+
+    with connect(url) as conn:
+        key = add_box(conn, "bench-box")
+    folder = tempfile.mkdtemp(prefix="bench-hub-box-")
+    store = Store(folder)
+    session = TableSession(store)
+    session.submit({"type": "new_game", "game": "scoreboard", "players": ["Ann", "Ben"]})
+    feeder = Feeder(store.path, f"http://127.0.0.1:{server.port}", key, session).start()
+    client = _SSE(server.port, "/api/tables/events")
+    client.next_data()
+    out = []
+    try:
+        for i in range(samples):
+            t0 = time.perf_counter()
+            session.submit({"type": "add", "seat": 0, "points": 1})
+            while True:
+                data = client.next_data()
+                if data and data.get("box") == "bench-box" and (data["state"].get("scores") or [0])[0] == i + 1:
+                    break
+            out.append(time.perf_counter() - t0)
+    finally:
+        client.sock.close()
+        feeder.stop()
+        store.close()
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
+    return out
+
+
+def _bare_echo(samples):
+    from flask import Flask, Response, request
+
+    from hub.app import Tables
+    from hub.serve import HubServer
+
+    tables = Tables(8)
+    app = Flask("bare")
+    app.extensions["hub"] = {"tables": tables, "pool": type("P", (), {"close": lambda self: None})()}
+
+    @app.put("/put")
+    def put():
+        tables.publish({"state": request.get_json()})
+        return "{}"
+
+    @app.get("/events")
+    def events():
+        return Response(tables.stream([]), mimetype="text/event-stream")
+
+    server = HubServer(app, "127.0.0.1", 0, streams=8)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        return _latency(server.port, lambda i: _post(server.port, "/put", {"n": i}, "", "PUT"), "/events", samples)
+    finally:
+        server.stop()
+        thread.join(10)
+
+
+def bench_standings(server, url, games):
+    """Fill the database with ``games`` finished games (SQL, in bulk), then time the standings."""
+    import psycopg
+
+    from hub.db import connect
+
+    players = 2000
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("INSERT INTO boxes (name, key_hash) VALUES ('bench-bulk', 'none') ON CONFLICT DO NOTHING")
+        conn.execute("INSERT INTO players (name) SELECT 'Bulk ' || i FROM generate_series(1, %s) i "
+                     "ON CONFLICT DO NOTHING", (players,))
+        conn.execute(
+            "INSERT INTO games (box_id, box_game, game, players, lines, public, finished, finish_seq) "
+            "SELECT (SELECT id FROM boxes WHERE name = 'bench-bulk'), i, 'third-man', '[]', 49, '{}', "
+            "now() - (i || ' minutes')::interval, nextval('finish_seq') FROM generate_series(1, %s) i", (games,))
+        conn.execute(
+            "INSERT INTO seats (game_id, seat, player_id, rank) "
+            "SELECT g.id, s, (SELECT min(id) FROM players WHERE name LIKE 'Bulk %%') + (g.box_game * 4 + s) %% %s, s + 1 "
+            "FROM games g, generate_series(0, 3) s WHERE g.box_id = (SELECT id FROM boxes WHERE name = 'bench-bulk')",
+            (players,))
+    from hub.league import rerate
+
+    with connect(url) as conn:
+        t0 = time.perf_counter()
+        rerate(conn, "third-man")
+        rerate_s = time.perf_counter() - t0
+        stored = conn.execute("SELECT count(*) AS n FROM games WHERE finish_seq IS NOT NULL").fetchone()["n"]
+        query = []
+        for _ in range(50):
+            t0 = time.perf_counter()
+            conn.execute("SELECT p.name, r.rating, r.games FROM ratings r JOIN players p ON p.id = r.player_id "
+                         "WHERE r.game = 'third-man' ORDER BY r.rating DESC, p.name").fetchall()
+            query.append(time.perf_counter() - t0)
+    import http.client
+
+    api = []
+    for _ in range(50):
+        t0 = time.perf_counter()
+        c = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+        c.request("GET", "/api/league?game=third-man")
+        body = c.getresponse().read()
+        c.close()
+        api.append(time.perf_counter() - t0)
+    return {"games_stored": stored, "players": len(json.loads(body)["players"]),
+            "api_median_ms": round(statistics.median(api) * 1000, 2), "api_p99_ms": round(_pct(api, 99) * 1000, 2),
+            "sql_median_ms": round(statistics.median(query) * 1000, 2), "rerate_from_scratch_s": round(rerate_s, 1),
+            "target_ms": 100}
+
+
+def run(quick: bool = False) -> dict:
+    try:
+        import openskill  # noqa: F401
+        import psycopg  # noqa: F401
+    except ImportError as exc:
+        return {"skipped": f"the hub's libraries are missing ({exc})"}
+    pg = _pg()
+    if pg is None:
+        return {"skipped": "PostgreSQL's server is not installed (apt-get install postgresql)"}
+    try:
+        from hub.app import create_app
+        from hub.serve import HubServer
+
+        url = pg.create_database("bench_hub")
+        server = HubServer(create_app(url, pool_size=16), "127.0.0.1", 0)
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            return {"ingest": bench_ingest(server, url, 2 if quick else 10),
+                    "box_to_big_screen": bench_push(server, url, 50 if quick else 300),
+                    "standings": bench_standings(server, url, 10_000 if quick else 100_000)}
+        finally:
+            server.stop()
+            thread.join(10)
+    finally:
+        pg.stop()

@@ -1,0 +1,324 @@
+"""The hub's Flask app: the boxes' API, the league, live tables, tournaments.
+
+Every refusal is JSON ``{"error": ...}`` with a 4xx status (a database that
+is away answers 503, so a box backs off and sends again); pages are plain
+HTML with a little script, readable on a phone and on a big screen.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+
+import psycopg
+from flask import Flask, Response, abort, jsonify, render_template, request
+from werkzeug.exceptions import HTTPException
+
+from companion import games as core_games
+from companion.i18n import LANGUAGES, gettext, normalise
+
+from . import ingest, league, tournament
+from .db import HubError, Pool, box_for_key, connect, migrate
+
+log = logging.getLogger("companion.hub")
+
+MAX_BODY = 4 * 1024 * 1024
+KEPT = 256          # changes kept for the screens' streams
+
+
+class Tables:
+    """The live tables, pushed to the big screens (server-sent events).
+
+    A box's ``PUT /api/box/state`` is stored, then :meth:`publish` hands the
+    one changed table to every open stream; a stream sends only that table,
+    so a change costs one small event per screen, never a database read."""
+
+    def __init__(self, limit: int = 64):
+        self._cond = threading.Condition()
+        self._events: list = []        # (version, payload), the last KEPT
+        self._latest: dict = {}        # box -> its newest payload (for a stream that fell behind)
+        self.version = 0
+        self.closed = False
+        self._slots = threading.BoundedSemaphore(limit)
+
+    def publish(self, payload: dict) -> None:
+        with self._cond:
+            self.version += 1
+            self._events.append((self.version, payload))
+            del self._events[:-KEPT]
+            self._latest[payload.get("box")] = payload
+            self._cond.notify_all()
+
+    def close(self) -> None:
+        with self._cond:
+            self.closed = True
+            self._cond.notify_all()
+
+    def stream(self, first: list):
+        """A generator of SSE bytes: every table now, then each change."""
+        if not self._slots.acquire(blocking=False):
+            return None
+
+        def run():
+            try:
+                with self._cond:
+                    seen = self.version
+                yield _sse("tables", {"tables": first})
+                while True:
+                    with self._cond:
+                        self._cond.wait_for(lambda: self.closed or self.version > seen, timeout=15)
+                        if self.closed:
+                            return
+                        if self._events and self._events[0][0] > seen + 1:
+                            # This screen fell more than KEPT changes behind (a
+                            # stalled connection): send each table's newest state.
+                            fresh = list(self._latest.values())
+                        else:
+                            fresh = [p for v, p in self._events if v > seen]
+                        seen = self.version
+                    if not fresh:
+                        yield b": keep-alive\n\n"
+                    for payload in fresh:
+                        yield _sse("table", payload)
+            finally:
+                self._slots.release()
+        return run()
+
+
+def _sse(event: str, data) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+
+
+def create_app(url: str, *, pool_size: int = 8, streams: int = 64) -> Flask:
+    app = Flask(__name__)
+    app.config["MAX_CONTENT_LENGTH"] = MAX_BODY
+    with connect(url) as conn:
+        migrate(conn)
+    pool = Pool(url, pool_size)
+    tables = Tables(streams)
+    app.extensions["hub"] = {"pool": pool, "tables": tables}
+
+    def db():
+        return pool.connection()
+
+    def box_auth(conn) -> dict:
+        header = request.headers.get("Authorization", "")
+        key = header[7:].strip() if header.lower().startswith("bearer ") else ""
+        box = box_for_key(conn, key) if key else None
+        if box is None:
+            raise ApiRefusal(401, "unknown or revoked box key (Authorization: Bearer <key>)")
+        return box
+
+    def body():
+        data = request.get_json(silent=True)
+        if data is None:
+            raise ApiRefusal(400, "the body must be JSON")
+        return data
+
+    def dates():
+        try:
+            return league.day_range(request.args.get("from") or None, request.args.get("to") or None)
+        except ValueError:
+            raise ApiRefusal(400, "dates are YYYY-MM-DD") from None
+
+    # -- the pages' language: ?lang=, then the cookie it sets, then the browser's ----
+    def language() -> str:
+        wanted = request.args.get("lang") or request.cookies.get("lang")
+        if wanted and normalise(wanted) in LANGUAGES and wanted[:2].lower() in LANGUAGES:
+            return normalise(wanted)
+        return normalise(request.accept_languages.best_match(LANGUAGES))
+
+    @app.context_processor
+    def texts():
+        lang = language()
+        return {"lang": lang, "_": lambda message, **params: gettext(message, lang, **params)}
+
+    @app.after_request
+    def remember_language(response):
+        wanted = request.args.get("lang", "")
+        if wanted[:2].lower() in LANGUAGES:
+            response.set_cookie("lang", wanted[:2].lower(), max_age=400 * 24 * 3600, samesite="Lax")
+        if response.mimetype == "text/html":
+            response.headers["Content-Language"] = language()
+        return response
+
+    def titles() -> dict:
+        lang = language()
+        return {gid: gettext(core_games.get(gid).title, lang) for gid in core_games.available()}
+
+    # -- the boxes ---------------------------------------------------------------
+    @app.post("/api/box/games/<int:box_game>/lines")
+    def box_lines(box_game):
+        if box_game >= 2 ** 63:
+            raise ApiRefusal(400, "a game number is below 2^63")
+        with db() as conn:
+            box = box_auth(conn)
+            data = body()
+            for attempt in range(5):
+                try:
+                    out = ingest.post_lines(conn, box, box_game, data)
+                    break
+                except ingest.Refusal as exc:
+                    return jsonify(exc.payload), exc.status
+                except (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure):
+                    if attempt == 4:    # the transaction was rolled back: the box sends again later
+                        raise ApiRefusal(503, "the hub is busy; send again shortly")
+            out["assignment"] = tournament.assignment(conn, box["id"])
+        return jsonify(out)
+
+    @app.put("/api/box/state")
+    def box_state():
+        with db() as conn:
+            box = box_auth(conn)
+            data = body()
+            if not isinstance(data, dict) or not isinstance(data.get("state"), dict):
+                raise ApiRefusal(400, "the body must be {\"game\": id or null, \"state\": {...}}")
+            game = data.get("game")
+            game = game if isinstance(game, int) and not isinstance(game, bool) else None
+            row = conn.execute("UPDATE boxes SET state = %s, state_game = %s, state_updated = now() WHERE id = %s "
+                               "RETURNING state_updated", (json.dumps(data["state"]), game, box["id"])).fetchone()
+            assignment = tournament.assignment(conn, box["id"])
+        tables.publish({"box": box["name"], "state": data["state"], "updated": row["state_updated"].isoformat()})
+        return jsonify({"assignment": assignment} if assignment else {})
+
+    @app.get("/api/box/assignment")
+    def box_assignment():
+        with db() as conn:
+            box = box_auth(conn)
+            return jsonify({"assignment": tournament.assignment(conn, box["id"])})
+
+    # -- league --------------------------------------------------------------------
+    @app.get("/api/league")
+    def api_league():
+        game = request.args.get("game", "")
+        if game not in core_games.MODULES:
+            raise ApiRefusal(400, f"unknown game {game!r} (one of {', '.join(core_games.MODULES)})")
+        start, end = dates()
+        with db() as conn:
+            return jsonify({"game": game, "players": league.standings(conn, game, start, end)})
+
+    @app.get("/api/players/<path:name>")
+    def api_player(name):
+        start, end = dates()
+        with db() as conn:
+            page = league.player_page(conn, name, start, end)
+        if page is None:
+            raise ApiRefusal(404, f"no player named {name!r}")
+        return jsonify(page)
+
+    # -- live tables ---------------------------------------------------------------
+    def all_tables(conn) -> list:
+        rows = conn.execute("SELECT name, state, state_updated FROM boxes WHERE NOT revoked AND state IS NOT NULL "
+                            "ORDER BY name").fetchall()
+        return [{"box": r["name"], "state": r["state"], "updated": r["state_updated"].isoformat()} for r in rows]
+
+    @app.get("/api/tables")
+    def api_tables():
+        with db() as conn:
+            return jsonify({"tables": all_tables(conn)})
+
+    @app.get("/api/tables/events")
+    def api_table_events():
+        with db() as conn:
+            first = all_tables(conn)
+        stream = tables.stream(first)
+        if stream is None:
+            raise ApiRefusal(503, "too many open screens")
+        return Response(stream, mimetype="text/event-stream",
+                        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+    # -- tournaments --------------------------------------------------------------
+    @app.get("/api/tournaments/<int:tid>")
+    def api_tournament(tid):
+        with db() as conn:
+            return jsonify(tournament.view(conn, tid))
+
+    # -- pages -----------------------------------------------------------------------
+    @app.get("/")
+    def page_index():
+        with db() as conn:
+            counts = conn.execute("SELECT game, count(*) AS n FROM games WHERE finish_seq IS NOT NULL "
+                                  "GROUP BY game ORDER BY game").fetchall()
+            tours = conn.execute("SELECT id, name, game, round FROM tournaments ORDER BY id DESC").fetchall()
+        return render_template("index.html", counts=counts, tournaments=tours, titles=titles())
+
+    @app.get("/league/<game>")
+    def page_league(game):
+        if game not in core_games.MODULES:
+            abort(404)
+        start, end = dates()
+        with db() as conn:
+            players = league.standings(conn, game, start, end)
+        return render_template("league.html", game=game, title=titles().get(game, game), players=players,
+                               start=request.args.get("from", ""), end=request.args.get("to", ""))
+
+    @app.get("/players/<path:name>")
+    def page_player(name):
+        start, end = dates()
+        with db() as conn:
+            page = league.player_page(conn, name, start, end)
+        if page is None:
+            abort(404)
+        return render_template("player.html", p=page, titles=titles(),
+                               start=request.args.get("from", ""), end=request.args.get("to", ""))
+
+    @app.get("/tables")
+    def page_tables():
+        return render_template("tables.html")
+
+    @app.get("/tournaments/<int:tid>")
+    def page_tournament(tid):
+        with db() as conn:
+            t = tournament.view(conn, tid)
+        return render_template("tournament.html", t=t, title=titles().get(t["game"], t["game"]))
+
+    # -- errors: JSON for the API, a short page otherwise, never a traceback ---------
+    @app.errorhandler(ApiRefusal)
+    def on_refusal(exc):
+        return jsonify({"error": exc.message}), exc.status
+
+    @app.errorhandler(HubError)
+    def on_hub_error(exc):
+        return _error(404, str(exc))
+
+    @app.errorhandler(psycopg.OperationalError)
+    def on_db_down(exc):
+        log.warning("database unavailable: %s", exc)
+        return _error(503, "the hub's database is not reachable; try again shortly")
+
+    @app.errorhandler(HTTPException)
+    def on_http(exc):
+        return _error(exc.code or 500, exc.description or exc.name)
+
+    @app.errorhandler(Exception)
+    def on_crash(exc):
+        log.exception("unexpected error")
+        return _error(503, "the hub could not do that; try again shortly")
+
+    return app
+
+
+def _error(status: int, text: str):
+    if request.path.startswith("/api/"):
+        return jsonify({"error": text}), status
+    return Response(f"<!doctype html><meta charset=utf-8><title>{status}</title><p>{_escape(text)}</p>",
+                    status=status, mimetype="text/html")
+
+
+def _escape(text: str) -> str:
+    from markupsafe import escape
+
+    return str(escape(text))
+
+
+class ApiRefusal(Exception):
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+def close(app: Flask) -> None:
+    hub = app.extensions["hub"]
+    hub["tables"].close()
+    hub["pool"].close()

@@ -1,0 +1,37 @@
+"""Joining the box's own app to its hub: the feeder and ``GET /api/hub``.
+
+Called by the composition root (``companion run``, see companion/cli.py)
+once the box's session and app exist.  ``GET /api/hub`` answers on every box:
+``{"configured": false}`` when no hub is set, else the feeder's status
+(reachable, games and lines behind, a tournament seating on offer).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from flask import jsonify
+
+from .feeder import from_config
+
+log = logging.getLogger("companion.hub.feeder")
+
+
+def attach(app, store, session, config: dict):
+    """Start the feeder if the box is joined to a hub; add ``GET /api/hub``;
+    return the function that stops the feeder."""
+    try:
+        feeder = from_config(config, store, session)
+    except Exception as exc:      # a bad URL or an unreadable store: the table still runs
+        log.error("not feeding the hub: %s", exc)
+        feeder = None
+
+    def hub_status():
+        if feeder is None:
+            return jsonify({"configured": False})
+        return jsonify({"configured": True, **feeder.status()})
+
+    app.add_url_rule("/api/hub", "hub_status", hub_status, methods=["GET"])
+    if feeder is not None:
+        log.info("feeding the hub at %s", feeder.url)
+    return feeder.stop if feeder is not None else (lambda: None)

@@ -1,0 +1,121 @@
+"""``companion hub ...``: run the club hub and manage it from the organiser's shell.
+
+    companion hub serve --db URL [--host H] [--port P]
+    companion hub add-box NAME --db URL          (the key is the last line printed)
+    companion hub revoke-box NAME --db URL
+    companion hub rerate --db URL [--game ID]
+    companion hub link NAME SAME_AS --db URL     (two roster names, one player)
+    companion hub split NAME --db URL
+    companion hub tournament create NAME --game ID --players A,B,... --boxes B1,B2,... --db URL
+    companion hub tournament join T NAME --db URL
+    companion hub tournament seat T --db URL     (seat the next round)
+    companion hub tournament show T --db URL
+
+Organiser actions are commands, not web pages: whoever may run them has the
+database URL, which is the organiser's credential (no second secret to keep).
+``--db`` may be left out when ``COMPANION_HUB_DB`` holds the URL.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+
+def add_parser(sub) -> None:
+    hub = sub.add_parser("hub", help="the club hub: league, live tables, tournaments (PostgreSQL)")
+    cmds = hub.add_subparsers(dest="hub_command", required=True, parser_class=sub._parser_class)
+
+    def with_db(p):
+        p.add_argument("--db", default=os.environ.get("COMPANION_HUB_DB"),
+                       help="the PostgreSQL URL, postgresql://user@host:port/db (or $COMPANION_HUB_DB)")
+        return p
+
+    s = with_db(cmds.add_parser("serve", help="run the hub"))
+    s.add_argument("--host", default="0.0.0.0")
+    s.add_argument("--port", type=int, default=8100)
+    with_db(cmds.add_parser("add-box", help="register a box and print its key")).add_argument("name")
+    with_db(cmds.add_parser("revoke-box", help="revoke a box's key")).add_argument("name")
+    r = with_db(cmds.add_parser("rerate", help="recompute every rating from scratch"))
+    r.add_argument("--game")
+    lk = with_db(cmds.add_parser("link", help="two roster names are one player"))
+    lk.add_argument("name")
+    lk.add_argument("same_as")
+    with_db(cmds.add_parser("split", help="undo a link")).add_argument("name")
+    t = cmds.add_parser("tournament", help="create and run a tournament")
+    tc = t.add_subparsers(dest="t_command", required=True, parser_class=sub._parser_class)
+    c = with_db(tc.add_parser("create"))
+    c.add_argument("name")
+    c.add_argument("--game", required=True)
+    c.add_argument("--players", required=True, help="roster names, comma-separated")
+    c.add_argument("--boxes", required=True, help="box names, comma-separated: table 1, 2, ...")
+    j = with_db(tc.add_parser("join"))
+    j.add_argument("tournament", type=int)
+    j.add_argument("name")
+    with_db(tc.add_parser("seat")).add_argument("tournament", type=int)
+    with_db(tc.add_parser("show")).add_argument("tournament", type=int)
+
+
+def run(args) -> int:
+    try:
+        import psycopg
+    except ImportError:
+        print("companion hub: the hub needs its extra: pip install 'companion[hub]'", file=sys.stderr)
+        return 1
+    from .db import HubError, connect, migrate
+
+    if not args.db:
+        print("companion hub: give the database URL with --db (or COMPANION_HUB_DB)", file=sys.stderr)
+        return 2
+    if args.hub_command == "serve":
+        from .serve import serve
+
+        return serve(args.db, args.host, args.port)
+    try:
+        with connect(args.db) as conn:
+            migrate(conn)
+            return _organiser(conn, args)
+    except HubError as exc:
+        print(f"companion hub: {exc}", file=sys.stderr)
+        return 1
+    except psycopg.Error as exc:
+        text = str(exc).strip().splitlines()
+        print(f"companion hub: database: {text[0] if text else type(exc).__name__}", file=sys.stderr)
+        return 1
+
+
+def _organiser(conn, args) -> int:
+    from . import league, tournament
+    from .db import add_box, revoke_box
+
+    cmd = args.hub_command
+    if cmd == "add-box":
+        key = add_box(conn, args.name)
+        print(f"Box {args.name!r} registered. On the box, set COMPANION_HUB_URL and this key as COMPANION_HUB_KEY:")
+        print(key)
+    elif cmd == "revoke-box":
+        revoke_box(conn, args.name)
+        print(f"Box {args.name!r} revoked: its key is refused from now on.")
+    elif cmd == "rerate":
+        print(f"{league.rerate(conn, args.game)} games rated.")
+    elif cmd == "link":
+        league.link(conn, args.name, args.same_as)
+        print(f"{args.name!r} is now the same player as {args.same_as!r}; ratings recomputed.")
+    elif cmd == "split":
+        league.split(conn, args.name)
+        print(f"{args.name!r} is a player of their own again; ratings recomputed.")
+    elif cmd == "tournament":
+        if args.t_command == "create":
+            split_list = lambda s: [x.strip() for x in s.split(",") if x.strip()]  # noqa: E731
+            tid = tournament.create(conn, args.name, args.game, split_list(args.players), split_list(args.boxes))
+            print(f"Tournament {tid} created.")
+        elif args.t_command == "join":
+            print(f"{args.name} plays from round {tournament.join(conn, args.tournament, args.name)}.")
+        elif args.t_command == "seat":
+            rnd = tournament.seat_round(conn, args.tournament)
+            print(json.dumps(tournament.view(conn, args.tournament)["rounds"][-1], ensure_ascii=False))
+            print(f"Round {rnd} seated.")
+        else:
+            print(json.dumps(tournament.view(conn, args.tournament), ensure_ascii=False, indent=1))
+    return 0

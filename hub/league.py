@@ -1,0 +1,260 @@
+"""The league: one rating per player and game, from every finished game.
+
+Why OpenSkill's Plackett–Luce model: it rates games of any number of players
+(2 to 8 here) from a full finishing order, ties included, in one update per
+game, and it is a maintained, openly licensed library (TrueSkill's own model
+is patented and its Python package unmaintained; Elo is for two players).
+
+* **Ranks of a game** (:func:`ranks`): the winner(s) first, then the others by
+  their final count — ``tokens`` where the game has them (The Third Man:
+  tokens decide the match, the last round's points do not) when they tell the
+  players apart, else ``scores``.
+  Whether a high count is good is read from the winner: if the winners'
+  counts are all below everyone else's, lower is better.  Equal counts tie.
+* **Rating shown** (:func:`ordinal`): the conservative ``mu − 3σ`` — a new
+  player starts at 0 (25 − 3 × 25/3) and climbs as the hub becomes sure.
+* **Order**: games are rated in the order they finished at the hub
+  (``games.finish_seq``, taken under a per-game advisory lock, so the
+  incremental update as games arrive and :func:`rerate` from scratch apply
+  the same updates in the same order and give the same floats).
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, time, timedelta, timezone
+
+from openskill.models import PlackettLuce
+
+MODEL = PlackettLuce()
+
+
+def ordinal(mu: float, sigma: float) -> float:
+    return mu - 3.0 * sigma
+
+
+def ranks(public: dict) -> list[int]:
+    """1-based rank of each seat in a finished game's public state (ties share a rank)."""
+    n = len(public.get("players") or [])
+    key = list(counts(public) or [0] * n)
+    key = [v if isinstance(v, (int, float)) else 0 for v in key] + [0] * (n - len(key))
+    winners = {w for w in (public.get("winner") or []) if isinstance(w, int) and 0 <= w < n}
+    others = [s for s in range(n) if s not in winners]
+    lower_better = bool(winners and others) and max(key[w] for w in winners) < min(key[o] for o in others)
+    values = sorted({key[s] for s in others}, reverse=not lower_better)
+    first = 2 if winners else 1
+    return [1 if s in winners else first + values.index(key[s]) for s in range(n)]
+
+
+def counts(public: dict) -> list | None:
+    """What decides a finished game after its winner: the tokens where they
+    tell the players apart (The Third Man, Costly Tricks), else the scores
+    (a scoreboard played to a target holds tokens that all stay 0)."""
+    tokens = public.get("tokens")
+    if isinstance(tokens, list) and len(set(map(repr, tokens))) > 1:
+        return tokens
+    return public.get("scores") or tokens
+
+
+def rate(current: dict, seated: list[tuple[int, int]]) -> dict:
+    """New ``{player: (mu, sigma)}`` for the players of one game.
+
+    ``current`` holds the ratings known so far (a newcomer starts at the
+    model's defaults); ``seated`` is ``[(player, rank), ...]`` in seat order.
+    A player seated twice (two linked names at one table) counts once."""
+    seen, players, game_ranks = set(), [], []
+    for player, rank in seated:
+        if player not in seen:
+            seen.add(player)
+            players.append(player)
+            game_ranks.append(rank)
+    if len(players) < 2:
+        return {}
+    teams = [[MODEL.rating(*current[p]) if p in current else MODEL.rating()] for p in players]
+    rated = MODEL.rate(teams, ranks=game_ranks)
+    return {p: (team[0].mu, team[0].sigma) for p, team in zip(players, rated)}
+
+
+# -- in the database ------------------------------------------------------------
+
+def player_ids(conn, names) -> list[int]:
+    """The player id of each roster name (created on first sight)."""
+    names = list(names)
+    # Sorted: two games finishing at once insert shared names in one order,
+    # so they wait for each other instead of deadlocking.
+    with conn.cursor() as cur:
+        cur.executemany("INSERT INTO players (name) VALUES (%s) ON CONFLICT (name) DO NOTHING",
+                        [(n,) for n in sorted(set(names))])
+    ids = {r["name"]: r["id"] for r in conn.execute("SELECT id, name FROM players WHERE name = ANY(%s)",
+                                                    (names,)).fetchall()}
+    return [ids[n] for n in names]
+
+
+def canonical(conn, ids: list[int]) -> list[int]:
+    rows = conn.execute("SELECT id, COALESCE(same_as, id) AS c FROM players WHERE id = ANY(%s)", (ids,)).fetchall()
+    mapping = {r["id"]: r["c"] for r in rows}
+    return [mapping[i] for i in ids]
+
+
+def lock_game_kind(conn, game: str) -> None:
+    """Serialise the rating of one game kind until the transaction ends."""
+    conn.execute("SELECT pg_advisory_xact_lock(7216002, hashtext(%s))", (game,))
+
+
+def record_finish(conn, game_row: int, game: str, public: dict) -> None:
+    """A game just finished (inside the ingest transaction): its seats,
+    ranks, finishing order and rating update."""
+    names = list(public.get("players") or [])
+    seat_ids = player_ids(conn, names)
+    game_ranks = ranks(public)
+    with conn.cursor() as cur:
+        cur.executemany("INSERT INTO seats (game_id, seat, player_id, rank) VALUES (%s, %s, %s, %s)",
+                        [(game_row, s, pid, r) for s, (pid, r) in enumerate(zip(seat_ids, game_ranks))])
+    lock_game_kind(conn, game)
+    conn.execute("UPDATE games SET finished = now(), finish_seq = nextval('finish_seq') WHERE id = %s", (game_row,))
+    who = canonical(conn, seat_ids)
+    rows = conn.execute("SELECT player_id, mu, sigma FROM ratings WHERE game = %s AND player_id = ANY(%s)",
+                        (game, who)).fetchall()
+    current = {r["player_id"]: (r["mu"], r["sigma"]) for r in rows}
+    new = rate(current, list(zip(who, game_ranks)))
+    _save(conn, game, game_row, new)
+
+
+def _save(conn, game: str, game_row: int, new: dict) -> None:
+    with conn.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO ratings (game, player_id, mu, sigma, rating, games) VALUES (%s, %s, %s, %s, %s, 1) "
+            "ON CONFLICT (game, player_id) DO UPDATE SET mu = EXCLUDED.mu, sigma = EXCLUDED.sigma, "
+            "rating = EXCLUDED.rating, games = ratings.games + 1",
+            [(game, p, mu, sigma, ordinal(mu, sigma)) for p, (mu, sigma) in new.items()])
+        cur.executemany(
+            "INSERT INTO rating_steps (game_id, player_id, mu, sigma, rating) VALUES (%s, %s, %s, %s, %s)",
+            [(game_row, p, mu, sigma, ordinal(mu, sigma)) for p, (mu, sigma) in new.items()])
+
+
+def finished_games(conn, game: str, start=None, end=None):
+    """``[(game row id, [(canonical player, rank), ...])]`` in finishing order."""
+    rows = conn.execute(
+        "SELECT g.id, COALESCE(p.same_as, p.id) AS player, s.rank FROM games g "
+        "JOIN seats s ON s.game_id = g.id JOIN players p ON p.id = s.player_id "
+        "WHERE g.game = %s AND g.finish_seq IS NOT NULL "
+        "AND (%s::timestamptz IS NULL OR g.finished >= %s) AND (%s::timestamptz IS NULL OR g.finished < %s) "
+        "ORDER BY g.finish_seq, s.seat", (game, start, start, end, end)).fetchall()
+    out: list = []
+    for r in rows:
+        if not out or out[-1][0] != r["id"]:
+            out.append((r["id"], []))
+        out[-1][1].append((r["player"], r["rank"]))
+    return out
+
+
+def replay_ratings(games) -> tuple[dict, dict, list]:
+    """Fold finished games into ``(ratings, games played, steps)`` in memory."""
+    current, played, steps = {}, {}, []
+    for game_row, seated in games:
+        new = rate(current, seated)
+        for p, value in new.items():
+            current[p] = value
+            played[p] = played.get(p, 0) + 1
+            steps.append((game_row, p, value))
+    return current, played, steps
+
+
+def rerate(conn, game: str | None = None) -> int:
+    """Recompute every rating (of one game, or all) from scratch; return the
+    number of games rated.  Used after an organiser's link or split, and to
+    check that the incremental ratings are reproducible."""
+    kinds = [game] if game else [r["game"] for r in conn.execute(
+        "SELECT DISTINCT game FROM games WHERE finish_seq IS NOT NULL ORDER BY game").fetchall()]
+    total = 0
+    with conn.transaction():
+        for kind in kinds:
+            lock_game_kind(conn, kind)
+            games = finished_games(conn, kind)
+            current, played, steps = replay_ratings(games)
+            conn.execute("DELETE FROM rating_steps WHERE game_id IN (SELECT id FROM games WHERE game = %s)", (kind,))
+            conn.execute("DELETE FROM ratings WHERE game = %s", (kind,))
+            with conn.cursor() as cur:     # COPY: 100,000 games re-rated in seconds, not minutes
+                with cur.copy("COPY ratings (game, player_id, mu, sigma, rating, games) FROM STDIN") as copy:
+                    for p, (mu, sigma) in current.items():
+                        copy.write_row((kind, p, mu, sigma, ordinal(mu, sigma), played[p]))
+                with cur.copy("COPY rating_steps (game_id, player_id, mu, sigma, rating) FROM STDIN") as copy:
+                    for g, p, (mu, sigma) in steps:
+                        copy.write_row((g, p, mu, sigma, ordinal(mu, sigma)))
+            total += len(games)
+    return total
+
+
+def day_range(start: str | None, end: str | None):
+    """``?from=YYYY-MM-DD&to=YYYY-MM-DD`` (both days included) as UTC bounds, or ValueError."""
+    lo = datetime.combine(date.fromisoformat(start), time(), timezone.utc) if start else None
+    hi = datetime.combine(date.fromisoformat(end) + timedelta(days=1), time(), timezone.utc) if end else None
+    return lo, hi
+
+
+def standings(conn, game: str, start=None, end=None) -> list[dict]:
+    """Best first: ``[{"name", "rating", "games"}]``.  Without a date range this
+    reads the kept current ratings (one index scan); with one, it rates the
+    games finished in the range afresh, as a league of that period."""
+    if start is None and end is None:
+        rows = conn.execute(
+            "SELECT p.name, r.rating, r.games FROM ratings r JOIN players p ON p.id = r.player_id "
+            "WHERE r.game = %s ORDER BY r.rating DESC, p.name", (game,)).fetchall()
+        return [{"name": r["name"], "rating": round(r["rating"], 3), "games": r["games"]} for r in rows]
+    current, played, _ = replay_ratings(finished_games(conn, game, start, end))
+    names = {r["id"]: r["name"] for r in conn.execute(
+        "SELECT id, name FROM players WHERE id = ANY(%s)", (list(current),)).fetchall()}
+    out = [{"name": names[p], "rating": round(ordinal(*v), 3), "games": played[p]} for p, v in current.items()]
+    return sorted(out, key=lambda r: (-r["rating"], r["name"]))
+
+
+def player_page(conn, name: str, start=None, end=None):
+    """A player's ratings over time (per game) and their games, or None."""
+    row = conn.execute("SELECT id, name, COALESCE(same_as, id) AS c FROM players WHERE name = %s", (name,)).fetchone()
+    if row is None:
+        return None
+    who = row["c"]
+    names = [r["name"] for r in conn.execute(
+        "SELECT name FROM players WHERE COALESCE(same_as, id) = %s ORDER BY name", (who,)).fetchall()]
+    steps = conn.execute(
+        "SELECT g.game, g.finished, rs.rating FROM rating_steps rs JOIN games g ON g.id = rs.game_id "
+        "WHERE rs.player_id = %s AND (%s::timestamptz IS NULL OR g.finished >= %s) "
+        "AND (%s::timestamptz IS NULL OR g.finished < %s) ORDER BY g.finish_seq",
+        (who, start, start, end, end)).fetchall()
+    history: dict = {}
+    for s in steps:
+        history.setdefault(s["game"], []).append({"at": s["finished"].isoformat(), "rating": round(s["rating"], 3)})
+    played = conn.execute(
+        "SELECT g.id, g.game, g.finished, g.players, g.public, b.name AS box, s.rank FROM seats s "
+        "JOIN players p ON p.id = s.player_id JOIN games g ON g.id = s.game_id JOIN boxes b ON b.id = g.box_id "
+        "WHERE COALESCE(p.same_as, p.id) = %s AND (%s::timestamptz IS NULL OR g.finished >= %s) "
+        "AND (%s::timestamptz IS NULL OR g.finished < %s) ORDER BY g.finish_seq DESC LIMIT 500",
+        (who, start, start, end, end)).fetchall()
+    games = [{"id": g["id"], "game": g["game"], "finished": g["finished"].isoformat(), "box": g["box"],
+              "players": g["players"], "rank": g["rank"],
+              "scores": counts(g["public"] or {})} for g in played]
+    return {"name": row["name"], "names": names, "history": history, "games": games}
+
+
+def link(conn, name: str, to: str) -> None:
+    """An organiser says ``name`` is the same person as ``to``; ratings are recomputed."""
+    with conn.transaction():
+        a = conn.execute("SELECT id FROM players WHERE name = %s", (name,)).fetchone()
+        b = conn.execute("SELECT COALESCE(same_as, id) AS c FROM players WHERE name = %s", (to,)).fetchone()
+        if a is None or b is None:
+            from .db import HubError
+            raise HubError(f"no player named {name if a is None else to!r}")
+        if a["id"] == b["c"]:
+            return
+        conn.execute("UPDATE players SET same_as = %s WHERE id = %s OR same_as = %s", (b["c"], a["id"], a["id"]))
+    rerate(conn)
+
+
+def split(conn, name: str) -> None:
+    """Undo a link: ``name`` is a player of their own again; ratings are recomputed."""
+    with conn.transaction():
+        row = conn.execute("SELECT id FROM players WHERE name = %s", (name,)).fetchone()
+        if row is None:
+            from .db import HubError
+            raise HubError(f"no player named {name!r}")
+        conn.execute("UPDATE players SET same_as = NULL WHERE id = %s", (row["id"],))
+    rerate(conn)

@@ -1,0 +1,226 @@
+"""One client does not starve the table (issue 13, finding 5).
+
+Replayed as it was found: 300 hostile connections from 127.0.0.1 (slow
+headers, idle keep-alives, event streams that never read; each reopened as
+soon as the server closes it) against the real appliance in a child process
+(``bench.bench_starve``: store, session, mock-pin box, ``web.serve.Server``),
+while a phone from 127.0.0.2 reads ``/api/state`` and posts actions and a
+player presses the box's buttons.  Before the fix the phone's requests timed
+out for as long as the attack went on.
+
+The smaller tests below pin each defence down on an in-process server: the
+per-address connection ceiling, the per-address stream cap, the request
+deadline that a trickle of bytes does not reset, the stream nobody reads,
+and the connection over the server's limit (answered, not left waiting).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+import time
+from pathlib import Path
+
+from test_web_support import SSEClient, http, make_app, make_session, pin_headers, running_server, wait_until
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench import bench_starve  # noqa: E402
+
+BOUND_S = 1.0                   # the acceptance bound: every answer under attack
+SCOREBOARD = {"type": "new_game", "game": "scoreboard", "players": ["Ann", "Ben", "Chloé"]}
+
+
+def test_three_hundred_hostile_connections_do_not_starve_a_phone_or_the_buttons():
+    appliance = bench_starve.Appliance()
+    try:
+        bench_starve.new_game(appliance.port)
+        attack = bench_starve.Attack(appliance.port, count=300, max_seconds=40)
+        try:
+            time.sleep(3.0)                             # the attacker takes every place it can
+            census = attack.census()
+            assert census["open"] >= 24, census         # the attack is real: it holds its share
+            stop = time.monotonic() + 8.0
+            k = 0
+            while time.monotonic() < stop:
+                k += 1
+                status, took = bench_starve.phone_request(appliance.port, "GET", "/api/state")
+                assert status == 200 and took < BOUND_S, (k, status, took)
+                status, took = bench_starve.phone_request(appliance.port, "POST", "/api/actions",
+                                                          {"type": "add", "seat": k % 4, "points": 1})
+                assert status == 200 and took < BOUND_S, (k, status, took)
+                pressed = appliance.press()             # a mock pin edge to the frame on the panel
+                assert pressed is not None and pressed < BOUND_S, (k, pressed)
+                time.sleep(0.1)
+            assert k >= 10
+        finally:
+            result = attack.stop()
+        # Every hostile connection over a cap got a clear answer or a quick close.
+        assert result["unanswered_after_2s"] == 0, result
+        assert result["closed_by_server"] > 0 and result["answers"].get("503", 0) > 0, result
+        assert bench_starve.phone_request(appliance.port, "GET", "/api/state")[0] == 200
+    finally:
+        appliance.close()
+
+
+def _raw(port, source="127.0.0.1"):
+    return socket.create_connection(("127.0.0.1", port), timeout=3, source_address=(source, 0))
+
+
+def _read_all(sock) -> bytes:
+    data = b""
+    try:
+        while chunk := sock.recv(65536):
+            data += chunk
+    except OSError:         # a reset after the answer is a close too
+        pass
+    return data
+
+
+def test_a_connection_over_the_per_address_ceiling_gets_a_json_503_at_once(tmp_path):
+    session = make_session(tmp_path)
+    app = make_app(session)
+    with running_server(app, max_connections_per_address=3) as server:
+        held = [_raw(server.port) for _ in range(3)]
+        assert wait_until(lambda: len(server._listeners[0].active_channels) == 3, timeout=2)
+        started = time.monotonic()
+        over = _raw(server.port)
+        answer = _read_all(over)
+        assert time.monotonic() - started < BOUND_S
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 503") and b"Retry-After" in head
+        assert json.loads(body) == {"error": "too many live connections (3): close a page or try again later"}
+        # Another address is not concerned, and a freed place can be taken again.
+        assert bench_starve.phone_request(server.port, "GET", "/api/state")[0] == 200
+        held.pop().close()
+        assert wait_until(lambda: len(server._listeners[0].active_channels) == 2, timeout=2)
+        assert http(server.port, "GET", "/api/state")[0] == 200
+        for sock in held:
+            sock.close()
+    app.extensions["companion"].close()
+
+
+def test_one_address_holds_a_few_streams_and_the_one_over_gets_a_503(tmp_path):
+    session = make_session(tmp_path)
+    app = make_app(session, keepalive_s=30.0)
+    with running_server(app, max_streams_per_address=2) as server:
+        mine = [SSEClient(server.port) for _ in range(2)]
+        assert all(s.status == 200 for s in mine)
+        started = time.monotonic()
+        over = SSEClient(server.port)
+        assert over.status == 503 and time.monotonic() - started < BOUND_S
+        assert "too many live connections" in json.loads(over.body())["error"]
+        other = SSEClient(server.port, source="127.0.0.2")      # another phone
+        assert other.status == 200 and other.next_state() == {"game": None}
+        mine[0].close()
+        assert wait_until(lambda: app.extensions["companion"].slots.open == 2, timeout=2)
+        again = SSEClient(server.port)
+        assert again.status == 200
+        for s in mine[1:] + [other, again]:
+            s.close()
+    app.extensions["companion"].close()
+
+
+def test_a_trickle_of_header_bytes_does_not_keep_a_connection_open(tmp_path, monkeypatch):
+    import web.serve
+
+    monkeypatch.setattr(web.serve, "HEAD_S", 1.0)
+    session = make_session(tmp_path)
+    app = make_app(session)
+    with running_server(app) as server:
+        sock = _raw(server.port)
+        sock.sendall(f"GET /api/state HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nX-Slow: ".encode())
+        started, closed = time.monotonic(), False
+        while time.monotonic() - started < 5.0:
+            try:
+                sock.sendall(b"a")                  # a byte every 0.2 s: never idle
+                sock.settimeout(0.2)
+                if sock.recv(1024) == b"":
+                    closed = True
+                    break
+            except socket.timeout:
+                continue
+            except OSError:
+                closed = True
+                break
+        assert closed, "a request trickling its headers was kept open"
+        assert 0.9 < time.monotonic() - started < 3.5
+        sock.close()
+        # A request that arrives in time is served as before.
+        assert http(server.port, "GET", "/api/state")[0] == 200
+    app.extensions["companion"].close()
+
+
+def test_the_phone_is_a_real_other_address(tmp_path):
+    """The tests above rely on 127.0.0.2 reaching a server bound to 127.0.0.1."""
+    session = make_session(tmp_path)
+    app = make_app(session)
+    seen = []
+
+    @app.before_request
+    def note_address():
+        from flask import request
+
+        seen.append(request.remote_addr)
+
+    with running_server(app) as server:
+        assert bench_starve.phone_request(server.port, "GET", "/api/state")[0] == 200
+        assert seen == [bench_starve.PHONE_ADDRESS]
+    app.extensions["companion"].close()
+
+
+def test_a_stream_nobody_reads_is_closed_and_frees_its_thread(tmp_path, monkeypatch):
+    import web.serve
+
+    monkeypatch.setattr(web.serve, "STALLED_S", 1.0)
+    # Small kernel buffers on the server's side too (a Wi-Fi path, not
+    # loopback's megabytes), so a few hundred events fill them.
+    monkeypatch.setattr(web.serve.GuardedListener, "set_socket_options",
+                        lambda self, conn: conn.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096))
+    session = make_session(tmp_path)
+    app = make_app(session, keepalive_s=30.0)
+    c = app.extensions["companion"]
+    with running_server(app) as server:
+        assert http(server.port, "POST", "/api/actions", SCOREBOARD, pin_headers())[0] == 200
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)     # a phone that froze
+        sock.connect(("127.0.0.1", server.port))
+        sock.sendall(f"GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n\r\n".encode())
+        assert wait_until(lambda: c.slots.open == 1, timeout=2)
+        for k in range(2000):                   # news it never reads, until the buffers are full
+            assert http(server.port, "POST", "/api/actions", {"type": "add", "seat": k % 3, "points": 1},
+                        pin_headers())[0] == 200
+            channels = list(server._listeners[0].active_channels.values())
+            if any(ch.requests and ch.total_outbufs_len > 16384 for ch in channels):
+                break
+        else:
+            raise AssertionError("the unread stream never backed up")
+        assert wait_until(lambda: c.slots.open == 0, timeout=5), "the unread stream kept its thread"
+        sock.close()
+    c.close()
+
+
+def test_a_connection_over_the_servers_limit_is_answered_not_left_in_the_backlog(tmp_path):
+    session = make_session(tmp_path)
+    app = make_app(session, max_streams=1)          # connection_limit: 2 x 1 + 50
+    with running_server(app, max_connections_per_address=100) as server:
+        listener = server._listeners[0]
+        held = []
+        while len(listener._map) < listener.adj.connection_limit:
+            held.append(_raw(server.port, source=f"127.0.1.{len(held) % 200 + 2}"))
+            assert wait_until(lambda: len(listener.active_channels) == len(held), timeout=2)
+        started = time.monotonic()
+        answer = _read_all(_raw(server.port, source="127.0.0.2"))
+        assert time.monotonic() - started < BOUND_S
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 503")
+        assert json.loads(body) == {"error": "too many live connections (52): close a page or try again later"}
+        held.pop().close()
+        assert wait_until(lambda: len(listener._map) < listener.adj.connection_limit, timeout=2)
+        assert bench_starve.phone_request(server.port, "GET", "/api/state")[0] == 200
+        for sock in held:
+            sock.close()
+    app.extensions["companion"].close()

@@ -1,0 +1,274 @@
+"""Two worlds: one table played twice, differing only in its secrets and PIN.
+
+A :class:`World` is a whole appliance — the store (SQLite, with a fixed
+clock), the table session, the box on gpiozero's ``MockFactory`` with luma's
+dummy panel, and the web app — seen from a phone on the Wi-Fi (another
+address than the box's, the box's own host name).  Everything such a phone
+can get with no credential or with the PIN goes into ``world.seen``: every
+answer (refusals included, headers and bytes), the mirror after every step,
+every event the streams publish, every page, history, export, CSV and stats.
+
+:class:`Pair` runs the same steps in two worlds.  World B differs from A
+only in the values of secret entries (the card a seat picks on the phone,
+the cursor moves of a seat picking on the buttons, a Diabolo decision, a
+scoreboard number) and in the PIN.  Until a differing value is *revealed*
+— after which the worlds rightly part — the two recordings must be equal,
+byte for byte.  An entry taken back before its reveal never parts them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+from gpiozero.pins.mock import MockFactory
+
+from companion.session import TableSession
+from companion.store import Store
+from hardware import Box
+from hardware.testing import box_config
+from web import create_app
+from web.auth import PinGuard
+
+URL = "http://192.168.1.20:8000/"
+PHONE = {"REMOTE_ADDR": "192.168.1.37"}        # a phone on the table's Wi-Fi
+WRONG_PIN = "0000"                             # wrong in both worlds (their PINs differ from it)
+NO_CREDENTIAL, WITH_PIN, WITH_WRONG_PIN = "none", "pin", "wrong"
+
+
+class World:
+    """One appliance and the recording of what a phone can get from it."""
+
+    def __init__(self, folder, pin: str):
+        self.clock = [1_800_000_000.0]                       # a fixed, steppable wall clock
+        self.store = Store(folder, clock=lambda: self.clock[0])
+        self.session = TableSession(self.store)
+        self.factory = MockFactory()
+        self.box = Box(self.session, box_config(), mock=True, pin_factory=self.factory)
+        self.box.start()
+        config = {"language": "en", "max_streams": 100, "keepalive_s": 15.0, "mock": True, "url": URL}
+        self.app = create_app(self.session, box=self.box, config=config, pin=pin)
+        self.box.show_join(URL, pin)
+        self.companion = self.app.extensions["companion"]
+        self.client = self.app.test_client()
+        self.tokens: dict[int, str] = {}
+        self.token_numbers = itertools.count()
+        self.seen: list = []
+        self.published: dict = {"events": [], "frames": []}   # each stream in its own order
+        for name in self.published:
+            self._record(name, getattr(self.companion, name))
+
+    def _record(self, name, hub) -> None:
+        publish = hub.publish
+
+        def recorded(messages):
+            messages = list(messages)
+            self.published[name].append([data for _version, data in messages])
+            publish(messages)
+        hub.publish = recorded
+
+    @property
+    def pin(self) -> str:
+        return self.companion.pin                            # the box's menu may draw a new one
+
+    def close(self) -> None:
+        self.companion.close()
+        self.box.close()
+        self.factory.reset()
+        self.store.close()
+
+    # -- what a phone does ---------------------------------------------------
+    def headers(self, credential, seat=None) -> dict:
+        if credential == WITH_PIN:
+            return {"X-Table-Pin": self.pin}
+        if credential == WITH_WRONG_PIN:
+            return {"X-Table-Pin": WRONG_PIN}
+        if seat is not None:
+            return {"X-Seat-Token": self.tokens.get(seat, "not-a-token")}
+        return {}
+
+    def request(self, method, path, body=None, credential=NO_CREDENTIAL, seat=None, record=True):
+        """One request from a phone; its answer is recorded unless it belongs to a seat's owner."""
+        _TOKEN_NUMBERS[0] = self.token_numbers
+        response = self.client.open(path, method=method, json=body, environ_base=PHONE,
+                                     headers=self.headers(credential, seat), base_url=URL.rstrip("/"))
+        data = response.get_data()
+        if record:
+            headers = sorted((k, v) for k, v in response.headers.items() if k.lower() != "date")
+            self.seen.append((method, path, credential, response.status_code, headers, data))
+        return response.status_code, data
+
+    def settle(self) -> None:
+        """Let the box draw what changed, then look at the mirror and the streams."""
+        self.box.flush()
+        for name, messages in self.published.items():
+            self.seen.append(("published", name, messages[:]))
+            messages.clear()
+        self.request("GET", "/oled.png?scale=1")
+
+
+class Pair:
+    """Two worlds, A and B, driven step by step; ``parted`` once a differing secret is revealed."""
+
+    PINS = ("1357", "8642")
+
+    def __init__(self, folder):
+        self.a = World(folder / "a", self.PINS[0])
+        self.b = World(folder / "b", self.PINS[1])
+        self.parted = False
+        self.compared = 0
+
+    def close(self) -> None:
+        self.a.close()
+        self.b.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # -- steps ------------------------------------------------------------------
+    def act(self, action_a, action_b=None, credential=WITH_PIN, seat=None):
+        """The same request in both worlds but for the secret value (``action_b``)."""
+        owner = credential == "token"
+        if action_b is not None and not self._is_secret_entry(action_a):
+            action_b = action_a                        # only a secret entry may differ between the worlds
+        before = self._before()
+        ra = self.a.request("POST", "/api/actions", action_a, credential, seat)
+        rb = self.b.request("POST", "/api/actions", action_b or action_a, credential, seat)
+        self._after(before)
+        return ra, rb, owner
+
+    def press(self, key_a, key_b=None):
+        """A button pressed on both boxes (``key_b``: what B's holder presses instead)."""
+        before = self._before()
+        self.a.box.press(key_a)
+        self.b.box.press(key_b or key_a)
+        self._after(before)
+
+    def claim(self, seat, label=None):
+        body = {"name": label} if label else None
+        for world in (self.a, self.b):
+            status, data = world.request("POST", f"/api/seats/{seat}/claim", body, WITH_PIN)
+            if status == 200:
+                world.tokens[seat] = json.loads(data)["token"]
+        self._after(None)
+
+    def release(self, seat, credential="token"):
+        for world in (self.a, self.b):
+            world.request("POST", f"/api/seats/{seat}/release", None, credential, seat)
+            world.tokens.pop(seat, None)
+        self._after(None)
+
+    def read(self, method, path, credential=NO_CREDENTIAL, seat=None):
+        for world in (self.a, self.b):
+            world.request(method, path, None, credential, seat)
+        self.check()
+
+    def seat_views(self):
+        """Each claimed seat's view, where no entry of that seat's own phone differs."""
+        differing = self._differing()
+        for seat in sorted(set(self.a.tokens) & set(self.b.tokens)):
+            mine = {k for k in differing if self._owner(k) == seat and k not in self.a.session.table_entries}
+            if not mine:
+                self.read("GET", f"/api/seats/{seat}/view", "token", seat)
+
+    def look_around(self):
+        """Every page and public read, with no credential and with the PIN."""
+        for path in PAGES + tuple(f"/seat/{n}" for n in range(len(self.a.session.players))):
+            self.read("GET", path)
+        status, data = self.a.request("GET", "/api/history", record=False)
+        ids = [g["id"] for g in json.loads(data).get("games", [])] if status == 200 else []
+        for game_id in ids:
+            for path in (f"/api/history/{game_id}", f"/history/{game_id}",
+                         f"/api/history/{game_id}/export.jsonl", f"/api/history/{game_id}/export.csv"):
+                self.read("GET", path)
+            self.read("GET", f"/api/history/{game_id}/export.jsonl", WITH_PIN)
+        self.read("GET", "/api/history/current")
+        self.read("GET", "/dev")                             # the box's own page: refused to a phone
+        for world in (self.a, self.b):
+            world.seen.append(("snapshot", world.companion._table_snapshot()))
+        self.seat_views()
+        self.check()
+
+    def _is_secret_entry(self, action) -> bool:
+        """Whether the core takes ``action`` as a secret entry now (in world A)."""
+        from companion.errors import ActionError
+
+        try:
+            pending = self.a.session.timeline.check(action)
+        except ActionError:
+            return True                                # refused: the refusal must not tell either
+        return bool(pending.step and pending.step.secret)
+
+    # -- the comparison -------------------------------------------------------------
+    def _owner(self, key) -> int:
+        return self.a.session.game.secret_owner(key)
+
+    def _differing(self) -> set:
+        """Hidden keys whose values differ between the worlds."""
+        ha, hb = self.a.session.timeline.state, self.b.session.timeline.state
+        if ha is None or hb is None:
+            return set()
+        ha, hb = ha.hidden, hb.hidden
+        return {k for k in ha if k in hb and ha[k] != hb[k]}
+
+    def _before(self):
+        steps = len(self.a.session.timeline.steps)
+        return self._differing(), steps
+
+    def _after(self, before) -> None:
+        """Settle both worlds; compare, unless a differing secret was just revealed."""
+        differing, steps = before or (set(), 0)
+        self.a.settle()
+        self.b.settle()
+        if self.parted:
+            return
+        timeline = self.a.session.timeline
+        undone = len(timeline.steps) < steps          # an undo: what left was taken back, not revealed
+        hidden_now = set(timeline.state.hidden) if timeline.state is not None else set()
+        if not undone and differing - hidden_now:
+            self.parted = True                        # a differing value is public now: the worlds part here
+            return
+        self.check()
+
+    def check(self) -> None:
+        """Both recordings so far are equal, byte for byte."""
+        if self.parted:
+            return
+        for n, (mine, theirs) in enumerate(itertools.zip_longest(self.a.seen, self.b.seen), start=self.compared):
+            assert mine == theirs, f"output {n} differs between the worlds:\nA: {_short(mine)}\nB: {_short(theirs)}"
+        self.compared += len(self.a.seen)
+        self.a.seen.clear()
+        self.b.seen.clear()
+
+
+PAGES = ("/api/state", "/api/seats", "/api/notices", "/api/games", "/api/history", "/api/stats",
+         "/", "/seat", "/control", "/join", "/history", "/stats", "/oled.png", "/oled.png?scale=2",
+         "/dev/oled.png", "/dev/frames")
+
+
+def _short(item) -> str:
+    text = repr(item)
+    return text if len(text) < 3000 else text[:3000] + "…"
+
+
+_TOKEN_NUMBERS = [itertools.count()]
+
+
+def fixed_tokens(monkeypatch):
+    """Seat tokens drawn from one known sequence in each world (random tokens
+    would differ between the worlds whatever the secrets)."""
+    import web.auth
+
+    monkeypatch.setattr(web.auth.secrets, "token_urlsafe",
+                        lambda n=24: f"token-{next(_TOKEN_NUMBERS[0]):04d}")
+
+
+def fixed_guard_clock(monkeypatch):
+    """The PIN guard's clock, shared by both worlds and moved only by the test
+    (a refusal's "wait N s" would otherwise depend on how fast each world ran)."""
+    now = [1000.0]
+    monkeypatch.setitem(PinGuard.__init__.__kwdefaults__, "clock", lambda: now[0])
+    return now
