@@ -1,11 +1,16 @@
 """Run every benchmark, print a table and write ``bench/results/latest.json``.
 
-    .venv/bin/python -m bench [--quick] [--only NAME ...]
+    .venv/bin/python -m bench [--quick] [--only NAME ...] [--pi]
 
 Each figure is printed beside a baseline measured in the same run on the same
 machine (a bare gpiozero callback, a bare streaming endpoint, a bare JSON
 parse...), so numbers from different machines can be compared by their ratio.
 Targets are printed, never asserted: the tests do not time anything.
+
+``--pi`` adds the Pi-class figures (``bench_pi``): the companion in a CPU
+cgroup at 1/4 and 1/8 of one core, each figure beside its unthrottled run
+(needs root; prints "skipped: no cgroup" otherwise).  Alone, ``--pi`` runs
+only that suite; with ``--only`` it runs after the named ones.
 """
 
 from __future__ import annotations
@@ -50,9 +55,13 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench")
     p.add_argument("--quick", action="store_true", help="fewer samples (smoke run)")
     p.add_argument("--only", nargs="*", help="suites to run (default: all)")
+    p.add_argument("--pi", action="store_true", help="Pi-class figures: the companion at 1/4 and 1/8 of a core")
     args = p.parse_args(argv)
     results = {"machine": machine()}
-    for name in args.only or SUITES:
+    suites = list(args.only or ([] if args.pi else SUITES))
+    if args.pi:
+        suites.append("bench_pi")                 # the Pi-class mode (bench/bench_pi.py)
+    for name in suites:
         try:
             module = importlib.import_module(f"bench.{name}")
         except ModuleNotFoundError as exc:

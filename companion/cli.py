@@ -205,13 +205,50 @@ def cmd_games(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from web.serve import run  # the adapters are imported only to run the appliance
+    """The appliance, box first: the store, the session and the box (its
+    first frame on the panel) come up before the web side is even imported.
+    Flask and waitress are most of the start-up time, ~1 s on a Pi Zero 2 W;
+    the table sees the companion alive meanwhile, and phones join a moment
+    later.  The adapters are imported only here, to run the appliance.
+
+    The cyclic garbage collector is off until serving starts (see
+    :func:`web.serve.run`): imports make tens of thousands of objects that
+    live for ever, and scanning them again and again is ~8 % of the start."""
+    import gc
 
     if args.mock and not args.host:
         # A laptop demo shows the PIN on /dev and presses buttons for anyone
         # who can reach it: it stays on this computer unless --host says so.
         args.host = "127.0.0.1"
-    return run(args, start_extras=_join_hub)
+    gc.disable()
+    try:
+        return _run_box_first(args)
+    finally:
+        gc.enable()         # already on once serving; here for a start that failed
+
+
+def _run_box_first(args) -> int:
+    import logging
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from .session import TableSession
+    from .store import Store
+
+    data_dir = Path(args.data) if getattr(args, "data", None) else cfg.default_data_dir()
+    config = cfg.load(data_dir, getattr(args, "config", None))
+    mock = bool(getattr(args, "mock", False))
+    config["mock"] = mock
+    set_language(config.get("language"))
+    if mock:
+        os.environ.setdefault("GPIOZERO_PIN_FACTORY", "mock")
+    store = Store(data_dir)
+    session = TableSession(store)
+    box = _start_box(session, config, mock)
+    if box is not None:
+        logging.getLogger("hardware.box").info("box: first frame drawn")
+    from web.serve import run
+
+    return run(args, (config, store, session, box), start_extras=_join_hub)
 
 
 def _join_hub(app, store, session, config):
@@ -219,6 +256,22 @@ def _join_hub(app, store, session, config):
     from hub.box import attach
 
     return attach(app, store, session, config)
+
+
+def _start_box(session, config: dict, mock: bool):
+    """The buttons and screen, or None (the table still works from phones)."""
+    try:
+        import hardware
+
+        box = hardware.Box(session, config, mock=mock)
+        box.start()
+        return box
+    except Exception as exc:       # missing package, no pins, a broken driver...
+        import logging
+
+        logging.getLogger("companion.web").error("running without the box (buttons and screen): %s: %s",
+                                                 type(exc).__name__, exc)
+        return None
 
 
 def cmd_solve(args) -> int:

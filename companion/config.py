@@ -10,7 +10,6 @@ the defaults below.
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 
 DEFAULTS = {
@@ -52,6 +51,8 @@ def load(data_dir: Path, path: str | None = None) -> dict:
     config = {k: (dict(v) if isinstance(v, dict) else v) for k, v in DEFAULTS.items()}
     file = Path(path) if path else Path(data_dir) / "companion.toml"
     if file.exists():
+        import tomllib      # only with a file: its regexes cost ~5 ms at each start
+
         with file.open("rb") as fh:
             loaded = tomllib.load(fh)
         for key, value in loaded.items():

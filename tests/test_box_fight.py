@@ -4,6 +4,8 @@ hints from the solver, a whole two-player game, the team-up hint with three.
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from companion import fight_solver
@@ -20,6 +22,15 @@ def start(box, session, players, coins=None) -> None:
         action["options"] = {"coins": coins}
     session.submit(action)
     box.flush()
+
+
+def hint_shown(box, timeout: float = 60.0) -> None:
+    """The hint is searched in the hint process while the box says
+    "thinking…": wait for the frame that shows the answer."""
+    deadline = time.monotonic() + timeout
+    while "thinking\u2026" in box.frame.texts:
+        assert time.monotonic() < deadline, "the hint never came"
+        time.sleep(0.01)
 
 
 def money(p: dict) -> int:
@@ -45,6 +56,7 @@ def test_a_whole_two_player_game_with_hints(box, session):
             box.press("up")
             shows(box, f"{mover}: hint?")
             box.press("ok")
+            hint_shown(box)
             shows(box, f"Hint for {mover}", move_text(expected.play, expected.take), "perfect play")
             box.press("ok")
             move = expected.action()
@@ -121,6 +133,7 @@ def test_three_players_get_a_labelled_team_up_hint(box, session):
     assert expected and not expected.exact
     box.press("up")
     box.press("ok")
+    hint_shown(box)
     shows(box, "Hint for Ann", move_text(expected.play, expected.take), "heuristic:")
     box.press("ok")
     assert session.timeline.log[-1] == expected.action()
@@ -131,6 +144,7 @@ def test_no_hint_says_why_and_changes_nothing(box, session):
     start(box, session, ["Ann", "Ben", "Chloé"])
     box.press("up")
     box.press("ok")
+    hint_shown(box)
     shows(box, "Hint for Ann", "no hint:")
     assert "OK: play it" not in box.frame.texts
     box.press("ok")

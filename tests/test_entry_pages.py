@@ -237,8 +237,18 @@ def test_no_hint_once_the_game_is_over(table):
     assert body["play"] is None and body["reason"] == "the game is over"
 
 
+def thread_hints(client):
+    """Hints searched on a thread of this process, so that the solver's
+    budgets and functions patched here apply (the hint process has its own)."""
+    from companion.hints import HintWorker
+
+    worker = client.application.extensions["companion.hints"] = HintWorker(process=False)
+    return worker
+
+
 def test_a_position_too_large_for_the_budget_gets_no_hint_and_a_reason(table, monkeypatch):
     client, _ = table
+    thread_hints(client)
     play(client, new_game("fight", ["Ann", "Ben"], coins={"7": 2, "3": 3, "1": 5}))
     fight_solver.duel.cache_clear()
     monkeypatch.setattr(fight_solver, "HINT_BUDGET", 5)
@@ -259,6 +269,7 @@ def test_the_hint_reason_is_in_the_request_s_language(table):
 
 def test_the_hint_searches_outside_the_session_lock_once_per_position(table, monkeypatch):
     client, session = table
+    thread_hints(client)
     play(client, new_game("fight", ["Ann", "Ben"]))
     calls = []
     real = fight_solver.hint

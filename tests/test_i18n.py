@@ -295,6 +295,7 @@ def test_french_box_screens_fit_the_oled(game, tmp_path, monkeypatch):
     import random
 
     from companion import fight_solver, games
+    from companion.hints import HintWorker
     from companion.i18n import set_language
     from companion.session import TableSession
     from companion.store import Store
@@ -338,11 +339,13 @@ def test_french_box_screens_fit_the_oled(game, tmp_path, monkeypatch):
         changes = []
         session.subscribe(changes.append)
         app.join = ("http://192.168.1.20:8000/", "4821")
+        app.hints = HintWorker(process=False)     # the quick budgets above apply on a thread
         app.refresh(None)
         rng = random.Random(game)
 
         def step(key, hold=False):
             (app.hold if hold else app.key)(key)
+            assert app.hints.wait_idle(30)        # a hint asked is answered before the clock moves
             for t in (0.0, rng.choice([0.1, 5.0])):
                 now[0] += t
                 app.due(now[0])
@@ -357,6 +360,7 @@ def test_french_box_screens_fit_the_oled(game, tmp_path, monkeypatch):
             r = rng.random()
             key = "ok" if r < 0.45 else "up" if r < 0.65 else "down" if r < 0.85 else "back"
             step(key, hold=key == "back" and rng.random() < 0.1)
+        app.hints.close()
         store.close()
 
     contextvars.copy_context().run(walk)

@@ -10,20 +10,21 @@ and the table are public), so they need no credential, like
 asks again after each change.
 
 The hint searches outside the session lock, on a snapshot: the table can
-go on while it thinks.  Searches are bounded by the solver's own position
+go on while it thinks.  The search runs in the hint process
+(:mod:`companion.hints`, shared with the box): the request's thread only
+waits on a pipe, so neither the box nor the other phones wait behind it
+(not even for the GIL).  Searches are bounded by the solver's own position
 budgets (:data:`companion.fight_solver.HINT_BUDGET` exact, a smaller one
-for the 3+ seat "team-up" hint), run one at a time, and the latest answer
-is kept, so a table full of phones asking for the same hint pays once.
+for the 3+ seat "team-up" hint) and by the worker's time budget, run one at
+a time, and the last answers are kept, so a table full of phones asking for
+the same hint pays once.
 """
 
 from __future__ import annotations
 
-import json
-import threading
-
 from flask import Blueprint, current_app, jsonify, request
 
-from companion import fight_solver
+from companion import fight_solver, hints
 from companion.games.fight import legal_changes
 from companion.i18n import N_, gettext
 
@@ -91,19 +92,7 @@ def fight_hint():
 
 
 def _hint_for(state: dict) -> fight_solver.Hint:
-    """The solver's hint for ``state``: one search at a time per app, the
-    latest answer kept (the same position asked again is instant)."""
-    lock, cache = _hint_cache()
-    key = json.dumps([state["coins"], state["table"], state["turn"]], sort_keys=True)
-    with lock:
-        if cache.get("key") != key:
-            cache["hint"] = fight_solver.hint(state)
-            cache["key"] = key
-        return cache["hint"]
-
-
-def _hint_cache():
-    found = current_app.extensions.get("game_api.hint")
-    if found is None:
-        found = current_app.extensions.setdefault("game_api.hint", (threading.Lock(), {}))
-    return found
+    """The solver's hint for ``state``, from the hint process (or the app's
+    own :class:`companion.hints.HintWorker` in ``extensions["companion.hints"]``)."""
+    worker = current_app.extensions.get("companion.hints") or hints.shared()
+    return worker.hint(state)

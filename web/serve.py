@@ -36,24 +36,22 @@ debugging are not turned on; it is just a single-process threaded server).
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
-import os
 import signal
 import socket
 import sys
 import threading
 import time
-from pathlib import Path
 
 from waitress.adjustments import Adjustments
 from waitress.channel import HTTPChannel
 from waitress.server import TcpWSGIServer
 from waitress.task import ThreadedTaskDispatcher
 
-from companion import config as cfg
+from companion.i18n import gettext
 from companion.limits import MAX_IMPORT_BYTES
-from companion.i18n import gettext, set_language
 
 from . import sdnotify
 from .app import create_app
@@ -62,6 +60,7 @@ from .errors import JsonErrorTask
 from .mdns import start_mdns
 
 log = logging.getLogger("companion.web")
+FIRST_THREADS = 8       # waitress workers started before serving; the rest follow
 
 CONNECTIONS_PER_ADDRESS = 48    # a browser opens up to 6 at once: ~8 phones behind one NAT
 HEAD_S = 10.0                   # a request line and headers, from their first byte
@@ -306,7 +305,12 @@ class Server:
                 slots.per_address = int(config.get("max_streams_per_address") or slots.PER_ADDRESS)
             adj = Adjustments(host=host, port=port, **settings)
             self._dispatcher = ThreadedTaskDispatcher()
-            self._dispatcher.set_thread_count(adj.threads)
+            # Start serving with a few worker threads and add the rest from
+            # the serving loop's side (see serve_forever): starting ~120
+            # threads costs ~15 ms here, over 100 ms on a Pi Zero, and no
+            # phone is there yet to need them.
+            self._threads = adj.threads
+            self._dispatcher.set_thread_count(min(self._threads, FIRST_THREADS))
             # One listening socket, or several when the host name has several
             # addresses (localhost: 127.0.0.1 and ::1), sharing one map.
             self._map: dict = {}
@@ -323,6 +327,14 @@ class Server:
                 raise
             self.port = int(self._listeners[0].effective_port)
 
+    def _grow(self) -> None:
+        """Start the rest of waitress's workers, a few at a time (its lock is
+        held while it starts threads: requests wait for each step only)."""
+        dispatcher, count = self._dispatcher, FIRST_THREADS
+        while count < self._threads and not self._stopping.is_set():
+            count = min(self._threads, count + FIRST_THREADS)
+            dispatcher.set_thread_count(count)
+
     def _beat(self) -> None:
         self.heartbeat = time.monotonic()
 
@@ -338,6 +350,8 @@ class Server:
                 from waitress import wasyncore
 
                 next_sweep = 0.0
+                self._grower = threading.Thread(target=self._grow, name="companion-threads", daemon=True)
+                self._grower.start()
                 while not self._stopping.is_set():
                     # One poll (at most 1 s, waitress's own loop timeout) per turn.
                     wasyncore.loop(timeout=1.0, map=self._map, use_poll=True, count=1)
@@ -375,6 +389,8 @@ class Server:
         else:
             from waitress import wasyncore
 
+            if getattr(self, "_grower", None) is not None:
+                self._grower.join()         # no worker may start after the shutdown
             self._dispatcher.shutdown(timeout=5)
             wasyncore.close_all(self._map)
 
@@ -406,45 +422,22 @@ def table_pin(config: dict) -> str:
     return str(pin).strip()
 
 
-def start_box(session, config: dict, mock: bool):
-    """The buttons and screen, or None (the table still works from phones)."""
-    try:
-        import hardware
-
-        box = hardware.Box(session, config, mock=mock)
-        box.start()
-        return box
-    except Exception as exc:       # missing package, no pins, a broken driver...
-        log.error("running without the box (buttons and screen): %s: %s", type(exc).__name__, exc)
-        return None
-
-
-def run(args, start_extras=None) -> int:
+def run(args, parts, start_extras=None) -> int:
     """``companion run [--mock] [--host H] [--port P] [--data DIR] [--config FILE] [--dev-server]``.
 
+    ``parts``: the config, store, session and box (or None), already
+    started by :func:`companion.cli.cmd_run` — the box before this module
+    (Flask, waitress) is even imported, so its first frame comes sooner.
     ``start_extras(app, store, session, config)``, if given, is called once the
     server is listening and returns the function that stops what it started
     (the composition root joins the box to its club hub this way)."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    from companion.session import TableSession
-    from companion.store import Store
-
-    data_dir = Path(args.data) if getattr(args, "data", None) else cfg.default_data_dir()
-    config = cfg.load(data_dir, getattr(args, "config", None))
-    mock = bool(getattr(args, "mock", False))
-    config["mock"] = mock
+    config, store, session, box = parts
     config["dev_anywhere"] = bool(getattr(args, "dev_anywhere", False))   # /dev beyond loopback
     host = getattr(args, "host", None) or config["host"]
     port = getattr(args, "port", None)
     port = config["port"] if port is None else port
-    set_language(config.get("language"))
-    if mock:
-        os.environ.setdefault("GPIOZERO_PIN_FACTORY", "mock")
-
-    store = Store(data_dir)
-    session = TableSession(store)
+    mock = config["mock"]
     pin = table_pin(config)
-    box = start_box(session, config, mock)
     app = create_app(session, box=box, config=config, pin=pin)
     try:
         server = Server(app, host, port, config, dev=bool(getattr(args, "dev_server", False)))
@@ -474,6 +467,11 @@ def run(args, start_extras=None) -> int:
 
     print(f"companion: serving {url}  table PIN {pin}" + ("  (mock box: /dev)" if mock else ""), flush=True)
     sdnotify.notify("READY=1")
+    # Everything made so far lives as long as the process: out of the
+    # collector's sight (a full collection would scan it all: ~15 ms here,
+    # over 0.1 s on a Pi Zero, at a random moment), and back on for the rest.
+    gc.freeze()
+    gc.enable()
     watchdog = sdnotify.Watchdog(lambda: server.alive(within=3.0)).start()
     # Phones find the box by its friendly name (mDNS).  Only the real box
     # advertises: a laptop demo (--mock) or a loopback server stays quiet.

@@ -17,7 +17,11 @@ play and the next two), then the table; the bottom line is the entry.
 ``hint``     :func:`companion.fight_solver.hint` for the seat to play: exact
              with two seats holding coins, else the labelled "team-up" hint
              (the mover against all the others) or why there is none.  OK
-             plays the hinted move, BACK returns.
+             plays the hinted move, BACK returns.  The search runs in the
+             hint process (:mod:`companion.hints`), never on the box's
+             thread: the screen says "thinking…" (and keeps answering BACK)
+             until the answer comes; the box looks for it every
+             ``POLL_S`` while, and only while, it waits.
 ``end``      the winner and the order the others went out; OK opens the menu.
 
 Presses per turn: coin moves (0..2 with a standard purse) + OK + change moves
@@ -27,7 +31,7 @@ see it, OK to play it: 3.
 
 from __future__ import annotations
 
-from companion import fight_solver
+from companion import hints
 from companion.games.fight import PRESETS, legal_changes
 from companion.i18n import N_, _
 
@@ -39,6 +43,7 @@ HINT = "hint"
 NAME_W = 40          # the name column
 SUM_W = 20           # the Σ column
 ROWS = 4             # grid rows between the labels and the entry line (seats + table)
+POLL_S = 0.1         # while a hint is being searched: look for the answer, move the dots
 
 
 class CoinSet(dict):
@@ -81,6 +86,9 @@ class FightController(Controller):
         self.change = 0                 # change: index into self.changes
         self.coin: int | None = None
         self.hint = None
+        self.thinking = 0               # > 0: waiting for the hint process (counts the polls)
+        self._asked = None              # the hint ask the screen is waiting for
+        self._answers: list = []        # (ask, hint) put by the hint worker's thread
 
     # -- the state -------------------------------------------------------------
     def _values(self) -> list[int]:
@@ -98,6 +106,7 @@ class FightController(Controller):
             return
         self.mode = "end" if public["finished"] else "play"
         self.slot, self.coin, self.hint = 0, None, None
+        self._stop_thinking()
         if change is not None and change.kind == "action" and public["finished"]:
             self.app.chirp(2)
 
@@ -114,8 +123,7 @@ class FightController(Controller):
                 self.slot = (self.slot + (1 if name == "down" else -1)) % len(slots)
             elif name == "ok":
                 if slots[self.slot] == HINT:
-                    self.hint = fight_solver.hint(self.public)    # cached: instant after the first
-                    self.mode = "hint"
+                    self._ask_hint()
                 else:
                     self._choose(slots[self.slot])
             else:
@@ -130,12 +138,41 @@ class FightController(Controller):
                 self.mode = "play"
             return True
         if self.mode == "hint":
-            if name == "ok" and self.hint:
+            if self.thinking:
+                if name == "back":               # the answer, when it comes, is dropped
+                    self._stop_thinking()
+                    self.mode = "play"
+            elif name == "ok" and self.hint:
                 self._enter(self.hint.play, list(self.hint.take))
             elif name in ("ok", "back"):
                 self.mode = "play"
             return True
         return False
+
+    # -- the hint, from the hint process --------------------------------------------
+    def _ask_hint(self) -> None:
+        self.mode, self.hint, self.thinking = "hint", None, 1
+        self._asked = asked = object()
+        worker = getattr(self.app, "hints", None) or hints.shared()
+        # done() runs on the worker's thread (or here when the answer is
+        # known): it only hands the answer over; the box's thread takes it.
+        worker.ask(self.public, lambda hint: self._answers.append((asked, hint)))
+        self._look_for_answer()
+
+    def _look_for_answer(self) -> None:
+        while self._answers:
+            asked, hint = self._answers.pop(0)
+            if asked is self._asked and self.mode == "hint":
+                self.hint, self.thinking = hint, 0
+                return
+        if self.thinking:
+            self.thinking += 1
+            self.app.set_timer("fight-hint", POLL_S, self._look_for_answer)
+
+    def _stop_thinking(self) -> None:
+        if self.thinking:
+            self.app.cancel_timer("fight-hint")
+        self.thinking, self._asked = 0, None
 
     def _choose(self, coin: int) -> None:
         self.coin = coin
@@ -217,6 +254,12 @@ class FightController(Controller):
         perfect play or the labelled team-up heuristic (3+ seats)."""
         h = self.hint
         name = p["players"][p["turn"]]
+        if self.thinking:
+            c.header(_("Hint for {name}", name=name))
+            c.center(17, _("thinking\u2026"), d.STRONG)
+            c.center(31, "\u00b7 " * (1 + self.thinking % 3), d.STRONG)     # moves: the box is alive
+            c.center(52, _("BACK: cancel"), d.SMALL)
+            return
         c.header(_("Hint for {name}", name=name), _("OK: play it") if h else "")
         reason = d.wrap(_(h.reason), d.SMALL, d.WIDTH - 2)
         y, step = 14, 10

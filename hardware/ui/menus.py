@@ -38,10 +38,7 @@ import json
 import logging
 import os
 import re
-import tomllib
 from pathlib import Path
-
-import segno
 
 from companion import games
 from companion.i18n import LANGUAGES, _, normalise, set_language
@@ -312,6 +309,8 @@ def save_setting(path: Path, key: str, value) -> bool:
     the line is replaced, or added at the top.  A file that does not parse,
     or whose edit would not give exactly that change, is left alone.
     Returns whether the file now says ``key = value``."""
+    import tomllib      # here: the box's start need not pay for its regexes
+
     line = f"{key} = {json.dumps(value, ensure_ascii=False)}"   # a JSON string or boolean is TOML too
     pattern = re.compile(rf"^[ \t]*{re.escape(key)}[ \t]*=.*$", re.MULTILINE)
     try:
@@ -435,6 +434,8 @@ def qr_image(url: str, scale: int = 2):
     """The QR code of ``url`` as a mode "1" image with lit quiet zone and dark
     modules (scanners want dark on light), or None if it cannot fit 64 px at
     2 px per module (1 px per module does not scan)."""
+    import segno        # here, not at the top: 25 ms of imports the box's first frame need not wait for
+
     code = segno.make_qr(url, error="m")
     size = code.symbol_size(scale=1, border=0)[0]
     for border in (2, 1):
