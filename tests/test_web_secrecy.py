@@ -109,7 +109,9 @@ def play(tmp_path, caplog, new_game, script, not_owners):
         app.extensions["companion"].close()
         box.close()
         session.store.close()
-    logs = [(r.name, r.levelname, r.getMessage()) for r in caplog.records]
+    # waitress's "Task queue depth" warning says how busy the machine was, not
+    # what was entered: it comes and goes with the CPU (a Pi, a loaded CI).
+    logs = [(r.name, r.levelname, r.getMessage()) for r in caplog.records if r.name != "waitress.queue"]
     return table.public + [("logs", logs)]
 
 
