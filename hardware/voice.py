@@ -72,8 +72,12 @@ def utterance(before: dict | None, change, language: str) -> str:
     if (state.get("game") != "third-man" and isinstance(hands, list) and isinstance(had, list)
             and len(hands) > len(had)):
         say(N_("Hand {n} over."), n=len(hands))
-        if isinstance(state.get("scores"), list):
-            say(N_("Scores: {scores}."), scores=_listing(players, state["scores"]))
+        # The hand's own points where the game keeps them (Costly Tricks'
+        # scores start again at each hand), else the match's scores.
+        done = hands[-1] if isinstance(hands[-1], dict) else {}
+        points = done.get("points") if isinstance(done.get("points"), list) else state.get("scores")
+        if isinstance(points, list):
+            say(N_("Scores: {scores}."), scores=_listing(players, points))
     if state.get("game") == "diabolo" and isinstance(state.get("round"), int) \
             and isinstance(before.get("round"), int) and state["round"] > before["round"]:
         say(N_("Round {n} over."), n=before["round"])

@@ -6,12 +6,14 @@ starts a real, silent process, so terminating one is real too)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import time
 
 import pytest
 
 from box_support import make_box, mock_factory  # noqa: F401 (fixtures)
+from conftest import SCENARIOS
 from hardware import voice as voice_module
 from hardware.testing import box_config
 from hardware.voice import NO_ESPEAK, Voice
@@ -101,6 +103,14 @@ def test_a_secret_round_of_the_scoreboard_is_said_once_revealed(session, recorde
     said = spoken(session, language, [{"type": "secret", "seat": 0, "value": 9},
                                       {"type": "secret", "seat": 1, "value": 4}], recorder)
     assert said == [text]
+
+
+@pytest.mark.parametrize("language, text", [("en", "Hand 1 over. Scores: Ann 23, Ben 64, Cat 30, Dan 5."),
+                                            ("fr", "Donne 1 terminée. Scores : Ann 23, Ben 64, Cat 30, Dan 5.")])
+def test_the_end_of_a_hand_is_said_with_its_points(session, recorder, language, text):
+    lines = (SCENARIOS / "sloppy-seconds" / "hand_entry.jsonl").read_text(encoding="utf-8").splitlines()
+    session.submit(json.loads(lines[0]))
+    assert spoken(session, language, [json.loads(line) for line in lines[1:]], recorder) == [text]
 
 
 def test_nothing_is_said_while_off_or_for_an_undo(session, recorder):
