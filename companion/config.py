@@ -26,7 +26,10 @@ DEFAULTS = {
     "hold_s": 1.0,
     "leds": [],                  # BCM pins, one per seat, lit while its entry is locked
     "buzzer": None,              # BCM pin of a buzzer
+    # Only seed an empty roster of the table's players (companion/roster.py);
+    # from then on the names typed on a phone (/control) are the box's list.
     "names": ["Ann", "Ben", "Chloé", "Dan", "Élodie", "François", "Zoë", "Łukasz"],
+    "speak": False,              # the box says reveals, round ends and the winner (espeak-ng; Menu → Speak)
     "max_streams": 100,
     "threads": 0,                # 0: max_streams + 16
     "hub_url": None,             # the club hub this box feeds (hub/feeder.py), e.g. http://hub.local:8100

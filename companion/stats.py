@@ -1,4 +1,4 @@
-"""Statistics per player name across the stored games.
+"""Statistics per player of the table's roster across the stored games.
 
 Pure: :func:`player_stats` takes :class:`Result` values (one per stored game)
 and returns plain JSON-ready dicts; reading the store and replaying logs is
@@ -7,10 +7,16 @@ state into a Result; :func:`results_of_store` does it for a whole store).
 
 What counts (the spec left these open; docs/api.md says the same):
 
-* A player is a **name**: the same name in two games is the same player.
-  Names are compared after Unicode NFC normalisation and case folding
-  ("Chloé" typed with a combining accent, or "chloé", is still Chloé); the
-  spelling shown is the one of that player's most recent game.
+* A player is a **roster player** (companion/roster.py): each seat of a
+  stored game belongs to one, whatever name the game's log holds, so a
+  renamed player keeps their statistics under the new name and two merged
+  players count as one.  The name shown is the roster's.  A seat without a
+  roster player (a Result made without ``player_ids``) counts by its
+  **name**, compared after Unicode NFC normalisation and case folding
+  ("Chloé" typed with a combining accent, or "chloé", is still Chloé), the
+  spelling of that player's most recent game shown.
+* A player in two seats of one game (two spellings merged) played it once,
+  and won it if either seat won.
 * **played** counts finished games only (an unfinished game has no result
   yet; it is counted apart as ``unfinished``).
 * A **win** is the player's seat being in the finished game's ``winner``; a
@@ -44,6 +50,7 @@ class Result:
     winner: tuple[int, ...]          # seats; empty while unfinished
     scores: tuple[int, ...] | None   # the match score per seat (finished games), else None
     ended: float                     # time of the last action: the chronological order
+    player_ids: tuple = ()           # the roster player of each seat (None: unknown), or ()
 
 
 def player_key(name: str) -> str:
@@ -62,9 +69,10 @@ def match_scores(state: dict | None) -> tuple[int, ...] | None:
     return tuple(values)
 
 
-def result_of(record, final_state: dict | None) -> Result:
-    """A Result from a store record (``GameRecord`` or its ``as_dict()``) and
-    the public state its log folds to (None if unknown)."""
+def result_of(record, final_state: dict | None, player_ids=()) -> Result:
+    """A Result from a store record (``GameRecord`` or its ``as_dict()``),
+    the public state its log folds to (None if unknown) and the roster
+    player of each seat (``Store.seat_players``)."""
     get = record.get if isinstance(record, dict) else lambda key: getattr(record, key)
     finished = bool(get("finished"))
     return Result(
@@ -73,6 +81,7 @@ def result_of(record, final_state: dict | None) -> Result:
         winner=tuple(get("winner") or ()) if finished else (),
         scores=match_scores(final_state) if finished else None,
         ended=float(get("updated")),
+        player_ids=tuple(player_ids or ()),
     )
 
 
@@ -83,6 +92,7 @@ def results_of_store(store) -> list[Result]:
     from .timeline import ReplayError, replay
 
     out = []
+    seats = store.seat_players()
     for record in store.games():
         state = None
         if record.finished:
@@ -90,7 +100,7 @@ def results_of_store(store) -> list[Result]:
                 state = replay(store.lines(record.id)).public()
             except ReplayError:
                 state = None        # a damaged log: counted, without a score
-        out.append(result_of(record, state))
+        out.append(result_of(record, state, seats.get(record.id, ())))
     return out
 
 
@@ -103,26 +113,40 @@ def longest_streak(wins) -> int:
     return best
 
 
-def player_stats(results) -> list[dict]:
-    """Per player name::
+def _seats_by_player(result: Result, names: dict) -> dict:
+    """{player identity: (name, [seats])} of one game: a roster id where the
+    seat has one, else the name's identity."""
+    out: dict = {}
+    for seat, name in enumerate(result.players):
+        pid = result.player_ids[seat] if seat < len(result.player_ids) else None
+        key = ("id", pid) if pid is not None else ("name", player_key(name))
+        shown = names.get(pid, name) if pid is not None else name
+        out.setdefault(key, (shown, pid, []))[2].append(seat)
+    return out
 
-        {"name", "played", "won", "unfinished", "streak",
+
+def player_stats(results, names: dict | None = None) -> list[dict]:
+    """Per roster player (``names``: roster id -> name shown)::
+
+        {"id", "name", "played", "won", "unfinished", "streak",
          "games": {game_id: {"played", "won", "average", "best", "streak"}}}
 
-    sorted by wins, then games played (both descending), then name."""
+    (``id`` is None for a player known by name only), sorted by wins, then
+    games played (both descending), then name."""
+    names = names or {}
     ordered = sorted(results, key=lambda r: (r.ended, r.id))
-    players: dict[str, dict] = {}
-    history: dict[str, list[tuple[str, bool]]] = {}      # key -> [(game, won)] in order
+    players: dict = {}
+    history: dict = {}                                   # key -> [(game, won)] in order
     for result in ordered:
-        for seat, name in enumerate(result.players):
-            key = player_key(name)
-            entry = players.setdefault(key, {"name": name, "played": 0, "won": 0, "unfinished": 0,
+        for key, (name, pid, seats) in _seats_by_player(result, names).items():
+            entry = players.setdefault(key, {"id": pid, "name": name, "played": 0, "won": 0, "unfinished": 0,
                                              "streak": 0, "games": {}})
-            entry["name"] = name               # the latest spelling wins
+            entry["name"] = name               # the roster's name, or the latest spelling
             if not result.finished:
                 entry["unfinished"] += 1
                 continue
-            won = seat in result.winner
+            won = any(seat in result.winner for seat in seats)
+            seat = next((s for s in seats if s in result.winner), seats[0])
             entry["played"] += 1
             entry["won"] += int(won)
             per = entry["games"].setdefault(result.game, {"played": 0, "won": 0, "average": None,

@@ -23,11 +23,13 @@ import shutil
 import sqlite3
 import tempfile
 import time
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import StoreError
 from .i18n import N_
+from .stats import player_key
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS games (
@@ -46,6 +48,25 @@ CREATE TABLE IF NOT EXISTS actions (
     at       REAL    NOT NULL,
     PRIMARY KEY (game_id, seq)
 );
+-- The table's players (companion/roster.py).  A store written before the
+-- roster gets these tables when opened, and _link_roster makes its games'
+-- names the roster.
+CREATE TABLE IF NOT EXISTS roster (
+    id       INTEGER PRIMARY KEY,
+    name     TEXT    NOT NULL,             -- as the table wants it shown now
+    key      TEXT    NOT NULL UNIQUE,      -- the name's identity (companion.stats.player_key)
+    added    REAL    NOT NULL
+);
+-- Which roster player sat at each seat of each stored game.  A game's log
+-- keeps the names it was played under (the replay contract); a rename or a
+-- merge changes only the roster and these rows, so the history follows.
+CREATE TABLE IF NOT EXISTS roster_seats (
+    game_id  INTEGER NOT NULL REFERENCES games(id),
+    seat     INTEGER NOT NULL,
+    player   INTEGER NOT NULL REFERENCES roster(id),
+    PRIMARY KEY (game_id, seat)
+);
+CREATE INDEX IF NOT EXISTS roster_seats_player ON roster_seats(player);
 """
 
 DB_NAME = "companion.db"
@@ -77,6 +98,17 @@ class GameRecord:
         }
 
 
+@dataclass(frozen=True)
+class PlayerRecord:
+    """One player of the table's roster, as stored."""
+
+    id: int
+    name: str
+    added: float
+    games: int = 0                 # stored games played (finished or not)
+    last: float | None = None      # time of the last action of their last game
+
+
 class Store:
     """The SQLite file of one companion.  Not thread-safe by itself: the
     table session is its single writer and serialises calls."""
@@ -103,6 +135,7 @@ class Store:
         # taken back must not stay readable in the file's free space.
         db.execute("PRAGMA secure_delete=ON")
         db.executescript(SCHEMA)
+        _link_roster(db, self.clock)
         return db
 
     def _open_checked(self) -> sqlite3.Connection:
@@ -127,7 +160,7 @@ class Store:
 
     def _recover(self) -> sqlite3.Connection:
         """Keep what can be read, move the damaged file aside, start afresh."""
-        games, actions = _salvage(self.path)
+        games, actions, roster, seats = _salvage(self.path)
         stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(self.clock()))
         aside = self.dir / f"{DB_NAME}.damaged-{stamp}"
         for suffix in ("", "-wal", "-shm"):
@@ -140,6 +173,11 @@ class Store:
             db.executemany("INSERT OR IGNORE INTO games VALUES (?,?,?,?,?,?,?)", games)
             db.executemany("INSERT OR IGNORE INTO actions VALUES (?,?,?,?)",
                            [a for a in actions if any(g[0] == a[0] for g in games)])
+            db.executemany("INSERT OR IGNORE INTO roster VALUES (?,?,?,?)", roster)
+            kept = {g[0] for g in games}
+            db.executemany("INSERT OR IGNORE INTO roster_seats VALUES (?,?,?)",
+                           [s for s in seats if s[0] in kept and any(p[0] == s[2] for p in roster)])
+            _link_unlinked(db, self.clock())     # games whose seat rows were lost: by name again
             db.execute("COMMIT")
         self.warnings.append((N_("The game store was damaged: {games} games were saved; "
                                  "the damaged file was kept as {name}."),
@@ -185,6 +223,7 @@ class Store:
                 (game, json.dumps(list(players), ensure_ascii=False), now, now))
             gid = cur.lastrowid
             self.db.execute("INSERT INTO actions VALUES (?,?,?,?)", (gid, 1, first_line, now))
+            _link_seats(self.db, gid, players, now)
             self.db.execute("COMMIT")
         except sqlite3.Error as exc:
             self._rollback()
@@ -203,6 +242,7 @@ class Store:
             gid = cur.lastrowid
             self.db.executemany("INSERT INTO actions VALUES (?,?,?,?)",
                                 [(gid, i, line, now) for i, line in enumerate(lines, start=1)])
+            _link_seats(self.db, gid, players, now)
             self.db.execute("COMMIT")
         except sqlite3.Error as exc:
             self._rollback()
@@ -299,6 +339,35 @@ class Store:
         except OSError:
             return None  # a backup is a convenience: never fail the action for it
 
+    # -- the roster (companion/roster.py checks names and ids first) ----------
+    def add_player(self, name: str, added: float | None = None) -> int:
+        """A new roster player; durable when this returns."""
+        at = self.clock() if added is None else added
+        return self._write(N_("could not store the player ({detail})"), lambda db: db.execute(
+            "INSERT INTO roster (name, key, added) VALUES (?,?,?)", (name, player_key(name), at)).lastrowid)
+
+    def rename_player(self, player_id: int, name: str) -> None:
+        self._write(N_("could not store the player ({detail})"), lambda db: db.execute(
+            "UPDATE roster SET name=?, key=? WHERE id=?", (name, player_key(name), player_id)))
+
+    def merge_players(self, player_id: int, into: int) -> None:
+        """Every seat of ``player_id`` becomes ``into``'s, and ``player_id``
+        leaves the roster: one transaction, so a cut power leaves either."""
+        def merge(db):
+            db.execute("UPDATE roster_seats SET player=? WHERE player=?", (into, player_id))
+            db.execute("DELETE FROM roster WHERE id=?", (player_id,))
+        self._write(N_("could not store the player ({detail})"), merge)
+
+    def _write(self, template: str, work):
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+            result = work(self.db)
+            self.db.execute("COMMIT")
+            return result
+        except sqlite3.Error as exc:
+            self._rollback()
+            raise StoreError(template, detail=str(exc))
+
     def _rollback(self):
         try:
             self.db.execute("ROLLBACK")
@@ -327,6 +396,31 @@ class Store:
     def game(self, game_id: int) -> GameRecord | None:
         row = self.db.execute(_RECORDS + " WHERE g.id=?", (game_id,)).fetchone()
         return _record(row) if row else None
+
+    def roster(self) -> list[PlayerRecord]:
+        """Every roster player with the number of stored games they sat in
+        and the time of the last one (None if none), by id."""
+        rows = self.db.execute(
+            "SELECT p.id, p.name, p.added, COUNT(DISTINCT s.game_id), MAX(g.updated)"
+            " FROM roster p LEFT JOIN roster_seats s ON s.player=p.id"
+            " LEFT JOIN games g ON g.id=s.game_id GROUP BY p.id ORDER BY p.id").fetchall()
+        return [PlayerRecord(*row) for row in rows]
+
+    def seat_players(self, game_id: int | None = None) -> dict[int, list[int | None]]:
+        """The roster player of each seat, per stored game (a seat without
+        a row, which only hand-made damage leaves, is None)."""
+        if game_id is None:
+            rows = self.db.execute("SELECT game_id, seat, player FROM roster_seats ORDER BY game_id, seat")
+        else:
+            rows = self.db.execute("SELECT game_id, seat, player FROM roster_seats WHERE game_id=?"
+                                   " ORDER BY seat", (game_id,))
+        out: dict[int, list[int | None]] = {}
+        for gid, seat, player in rows:
+            seats = out.setdefault(gid, [])
+            if 0 <= seat < 64:
+                seats.extend([None] * (seat + 1 - len(seats)))
+                seats[seat] = player
+        return out
 
     def latest_unfinished(self) -> GameRecord | None:
         row = self.db.execute(
@@ -363,7 +457,56 @@ def _json_or(text, default):
 COLUMNS = {
     "games": ["id", "game", "players", "started", "updated", "finished", "winner"],
     "actions": ["game_id", "seq", "line", "at"],
+    "roster": ["id", "name", "key", "added"],
+    "roster_seats": ["game_id", "seat", "player"],
 }
+
+
+def _link_roster(db: sqlite3.Connection, clock) -> None:
+    """Give the roster every stored game that has no seat rows: all of them
+    in a store written before the roster (its games' names become the
+    table's players, oldest game first), none afterwards.  One transaction:
+    a store is linked whole or not at all (and tried again at the next
+    start).  (``PRAGMA user_version`` is the public-log rewrite's marker,
+    :meth:`Store._migrate`; this step needs none.)"""
+    try:
+        if db.execute("SELECT 1 FROM games g WHERE NOT EXISTS"
+                      " (SELECT 1 FROM roster_seats s WHERE s.game_id=g.id) LIMIT 1").fetchone() is None:
+            return
+        db.execute("BEGIN IMMEDIATE")
+        _link_unlinked(db, clock())
+        db.execute("COMMIT")
+    except UNREADABLE:            # a damaged file: _open_checked recovers it
+        try:
+            db.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
+
+
+def _link_unlinked(db: sqlite3.Connection, now: float) -> None:
+    """Give every stored game without seat rows its roster players, by name
+    (inside the caller's transaction)."""
+    rows = db.execute("SELECT id, players, started FROM games g WHERE NOT EXISTS"
+                      " (SELECT 1 FROM roster_seats s WHERE s.game_id=g.id) ORDER BY started, id").fetchall()
+    for gid, players, started in rows:
+        names = _json_or(players, [])
+        if isinstance(names, list):
+            _link_seats(db, gid, [n for n in names if isinstance(n, str)],
+                        started if isinstance(started, (int, float)) else now)
+
+
+def _link_seats(db: sqlite3.Connection, game_id: int, players, now: float) -> None:
+    """Seat rows of a new stored game: each name is the roster player whose
+    name has the same identity (:func:`companion.stats.player_key`), or a new
+    one; a name typed once is on the table's roster from then on."""
+    for seat, name in enumerate(players):
+        key = player_key(name)
+        row = db.execute("SELECT id FROM roster WHERE key=?", (key,)).fetchone()
+        # A new player is kept as the roster keeps typed names: NFC, trimmed.
+        player = row[0] if row else db.execute(
+            "INSERT INTO roster (name, key, added) VALUES (?,?,?)",
+            (unicodedata.normalize("NFC", name).strip(), key, now)).lastrowid
+        db.execute("INSERT OR REPLACE INTO roster_seats VALUES (?,?,?)", (game_id, seat, player))
 
 
 def _schema_intact(db: sqlite3.Connection) -> bool:
@@ -423,6 +566,23 @@ def _valid_action(row) -> bool:
         return False
 
 
+def _valid_player(row) -> bool:
+    try:
+        pid, name, key, added = row
+    except (TypeError, ValueError):
+        return False
+    return (type(pid) is int and isinstance(name, str) and isinstance(key, str)
+            and key == player_key(name) and isinstance(added, (int, float)))
+
+
+def _valid_seat(row) -> bool:
+    try:
+        gid, seat, player = row
+    except (TypeError, ValueError):
+        return False
+    return type(gid) is int and type(seat) is int and type(player) is int
+
+
 def _readable_copy(path: Path, folder: Path) -> Path:
     """A copy of the damaged file (and its write-ahead log) that SQLite can
     open: a file cut short is padded back to the page count its header
@@ -447,14 +607,21 @@ def _read_rows(db: sqlite3.Connection, table: str, valid) -> list[tuple]:
     damaged page: after an error the scan starts again further on (by rowid,
     in growing steps), so one bad page loses its own rows only."""
     rows: list[tuple] = []
-    last = -(1 << 62)
+    # From rowid 0: the store's rows have positive rowids (SQLite's own),
+    # and a damaged first page must not send the growing steps from far
+    # below zero straight past every row (they would reach 1 only at 2**62).
+    last = 0
     step = 1
     for _attempt in range(200):
         try:
             cur = db.execute(f"SELECT rowid, * FROM {table} WHERE rowid > ? ORDER BY rowid", (last,))
-        except UNREADABLE:
-            break
-        while True:
+        except UNREADABLE as exc:
+            # execute() already reads the first row: a damaged page there is
+            # skipped like any other; a table that is not there ends the scan.
+            if "no such table" in str(exc):
+                break
+            cur = None
+        while cur is not None:
             try:
                 row = cur.fetchone()
             except UNREADABLE:
@@ -475,16 +642,18 @@ def _read_rows(db: sqlite3.Connection, table: str, valid) -> list[tuple]:
 
 def _salvage(path: Path):
     """Read every game row and action row that a damaged file still yields."""
-    games, actions = [], []
+    games, actions, roster, seats = [], [], [], []
     with tempfile.TemporaryDirectory(dir=path.parent, prefix=".salvage-") as folder:
         try:
             db = sqlite3.connect(_readable_copy(path, Path(folder)))
             db.text_factory = _lenient_text
         except (OSError, sqlite3.Error):
-            return games, actions
+            return games, actions, roster, seats
         try:
             games = _read_rows(db, "games", _valid_game)
             actions = _read_rows(db, "actions", _valid_action)
+            roster = _read_rows(db, "roster", _valid_player)
+            seats = _read_rows(db, "roster_seats", _valid_seat)
         finally:
             db.close()
     # keep only each game's contiguous prefix of actions (1, 2, 3, ...)
@@ -495,4 +664,4 @@ def _salvage(path: Path):
             seqs.append(a)
     actions = [a for seqs in by_game.values() for a in seqs]
     games = [g for g in games if by_game.get(g[0])]     # a game whose first line is lost is lost
-    return games, actions
+    return games, actions, roster, seats

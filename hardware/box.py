@@ -46,6 +46,7 @@ from .display import Screen, open_device, settings as display_settings, DisplayC
 from .draw import HEIGHT, WIDTH, Canvas
 from .outputs import Outputs
 from .ui.app import App
+from .voice import Voice
 
 log = logging.getLogger("hardware.box")
 
@@ -139,6 +140,8 @@ class Box:
                              notify=self._screen_notice, where=where,
                              notice_after_s=where["notice_s"])
         self.app = App(session, config, chirp=self.outputs.chirp)
+        # Says reveals, round ends and the winner if ``speak`` is on (off by default).
+        self.voice = Voice(config, notify=self._voice_notice)
         if self.buttons is None:       # nothing here can dismiss a notice: show each a while
             self.app.notice_s = float(config.get("notice_s", NOTICE_S))
 
@@ -336,9 +339,10 @@ class Box:
             _kind, name, pressed, at = item
             self._dispatch(self.debouncer.edge(name, pressed, at), holds)
         elif kind == "change":
-            self.app.refresh(item[1])
+            self._follow(item[1])
         elif kind == "refresh":
             self.app.refresh(None)
+            self.voice.previous = self.app.public
         elif kind == "join":
             self.app.join = (item[1], item[2])
         elif kind == "display":
@@ -387,7 +391,22 @@ class Box:
 
     def _drain_inline(self) -> None:
         while self._inline:
-            self.app.refresh(self._inline.pop(0))
+            self._follow(self._inline.pop(0))
+
+    def _follow(self, change) -> None:
+        """A session change: the screens follow it, then the voice (which
+        only starts its process: the worker never waits for it)."""
+        self.app.refresh(change)
+        try:
+            self.voice.follow(change)
+        except Exception:          # the voice is a nicety: never let it stop the screens
+            log.exception("the voice failed on %r", change.kind)
+
+    def _voice_notice(self, template: str) -> None:
+        """Tell the table once (box and phones) that the box cannot speak."""
+        notice = (template, {})
+        self.session.update_table(lambda table: table.notices.append(notice)
+                                  if notice not in table.notices else None)
 
     def _render(self) -> None:
         started = time.perf_counter()

@@ -10,6 +10,7 @@ from flask import Blueprint, Response, jsonify, request
 from companion import games as game_registry
 from companion.i18n import N_, gettext
 from companion.limits import MAX_STORED_INT
+from companion.roster import Roster
 from companion.text import unsafe_char
 
 from .app import companion
@@ -70,8 +71,9 @@ def games():
             "options": {name: _field(spec) for name, spec in game.options.items()},
             "seat_entries": sorted(getattr(game, "seat_entries", None) or SEAT_ENTRIES.get(game.id, ())),
         })
-    names = companion().config.get("names") or []
-    response = jsonify(games=listed, names=[n for n in names if isinstance(n, str)])
+    # The table's roster, the last game's players first (companion/roster.py).
+    names = Roster(companion().session).names()
+    response = jsonify(games=listed, names=names)
     response.headers["Cache-Control"] = "no-store"
     return response
 

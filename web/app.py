@@ -171,7 +171,7 @@ def create_app(session, *, box=None, config: dict, pin: str) -> Flask:
     """The Flask app of one table.  ``config`` is the dict of
     :func:`companion.config.load` (plus ``mock`` and ``url`` from the
     runner); ``pin`` the table PIN shown on the box."""
-    from . import api, dev, game_api, history, pages, seats
+    from . import api, dev, game_api, history, pages, roster, seats
 
     app = Flask("web")
     # Before any route is added: every <int:...> is a number the store can hold.
@@ -190,7 +190,19 @@ def create_app(session, *, box=None, config: dict, pin: str) -> Flask:
     app.register_blueprint(pages.bp)
     app.register_blueprint(history.bp)
     app.register_blueprint(game_api.bp)
+    app.register_blueprint(roster.bp)
+    _seed_roster(session, config)
     return app
+
+
+def _seed_roster(session, config: dict) -> None:
+    """The settings' ``names`` become the roster of a table that has none."""
+    from companion.roster import Roster
+
+    try:
+        Roster(session).seed(config.get("names") or [])
+    except Exception:          # a store that cannot be written now: the box says so elsewhere
+        log.exception("could not seed the roster")
 
 
 def _refuse_foreign_host():

@@ -22,6 +22,7 @@ import time
 from collections import OrderedDict
 
 from flask import Blueprint, Response, current_app, jsonify, render_template, request
+from flask import g as per_request
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from companion import games as game_registry
@@ -200,17 +201,53 @@ def _rendered(game_id: int):
 
 
 def _records(game: str = "", player: str = "") -> list:
-    """Stored games, newest first, filtered by game id and player name
+    """Stored games, newest first, filtered by game id and player: the
+    roster player of that name (companion/roster.py: their games under any
+    earlier name, or merged in), else the name as the logs hold it
     (compared as :func:`companion.stats.player_key` does)."""
     session = companion().session
     with session.lock:
         records = session.store.games()
+        seats = session.store.seat_players() if player else {}
+        roster = session.store.roster() if player else []
     if game:
         records = [r for r in records if r.game == game]
     if player:
         wanted = player_key(player)
-        records = [r for r in records if any(player_key(name) == wanted for name in r.players)]
+        ids = {p.id for p in roster if player_key(p.name) == wanted}
+        records = [r for r in records
+                   if (ids & set(seats.get(r.id, ())))
+                   or (not ids and any(player_key(name) == wanted for name in r.players))]
     return records
+
+
+def _roster_view() -> tuple[dict, dict]:
+    """(seat players per game, name per roster id), read once per request:
+    a list of a thousand games asks the store twice, not twice per game."""
+    if "roster_view" not in per_request:
+        session = companion().session
+        with session.lock:
+            per_request.roster_view = (session.store.seat_players(),
+                                       {p.id: p.name for p in session.store.roster()})
+    return per_request.roster_view
+
+
+def _roster_names(record) -> tuple[list[str], list]:
+    """The names each seat of a stored game has on the roster now (a seat
+    without a roster player keeps its log's name), and the roster ids."""
+    seats, names = _roster_view()
+    ids = seats.get(record.id, [])
+    shown = [names.get(ids[seat], name) if seat < len(ids) else name for seat, name in enumerate(record.players)]
+    return shown, [ids[seat] if seat < len(ids) else None for seat in range(len(record.players))]
+
+
+def _with_roster(out: dict, record) -> dict:
+    """A record's dict with the roster's names in ``players`` (the history
+    follows a rename) and, beside them, ``player_ids`` and the names the
+    log holds (``log_players``)."""
+    out["log_players"] = list(record.players)
+    out["players"], out["player_ids"] = _roster_names(record)
+    return out
 
 
 def _record(game_id: int):
@@ -233,7 +270,7 @@ def _summary(record, language: str) -> dict:
     """A list entry: the record, its title, whether it is the table's
     current game, and its final (or current) scores and tokens."""
     state = _finals().get(companion().session, record) or {}
-    out = record.as_dict()
+    out = _with_roster(record.as_dict(), record)
     out["title"] = _title(record.game, language)
     out["current"] = record.id == companion().session.game_id
     out["scores"] = state.get("scores")
@@ -299,7 +336,7 @@ def _detail(game_id: int, language: str, start: int = 0) -> dict:
     if start and start >= total:
         raise ApiError(404, N_("game {id} has {n} steps: there is no step {k}"), id=game_id, n=total, k=start)
     steps, end = rendered.page(start)
-    out = record.as_dict()
+    out = _with_roster(record.as_dict(), record)
     out["title"] = _title(record.game, language)
     out["current"] = current
     following = f"/api/history/{game_id}?from={end}" if end < total else None
@@ -441,10 +478,13 @@ def stats():
 
 
 def _player_stats() -> list[dict]:
+    """Per roster player: a rename or a merge shows at once."""
     session = companion().session
     finals = _finals()
-    results = [result_of(r, finals.get(session, r) if r.finished else None) for r in _records()]
-    return player_stats(results)
+    seats, names = _roster_view()
+    results = [result_of(r, finals.get(session, r) if r.finished else None, seats.get(r.id, ()))
+               for r in _records()]
+    return player_stats(results, names)
 
 
 # -- the pages ------------------------------------------------------------------------
@@ -500,8 +540,9 @@ def _page(template: str, page: str, boot: dict | None = None, **context):
 def history_page():
     game, player = _filters()
     language = request_language()
-    records = _records()
-    names = sorted({name for r in records for name in r.players}, key=player_key)
+    session = companion().session
+    with session.lock:
+        names = sorted((p.name for p in session.store.roster() if p.games), key=player_key)
     games = [_summary(r, language) for r in _records(game, player)]
     return _page("history.html", "history", games=games, game=game, player=player, names=names,
                  game_ids=[(g, _title(g, language)) for g in _game_ids()])

@@ -3,7 +3,11 @@
 BACK (short) opens the main menu from a game screen:
 
     Back to game · New game · Undo last action · Phones (QR code) · Phone seats
-    · New PIN · Language
+    · New PIN · Speak · Language
+
+Speak turns the box's voice on or off (hardware/voice.py: reveals, round
+ends and the winner said aloud by espeak-ng), kept as ``speak`` in
+``<data>/companion.toml``.
 
 Phone seats lists the seats and the phones that claimed them: OK on a
 claimed seat releases it (that phone's token stops working at once).  New
@@ -16,12 +20,14 @@ whose browser asks for neither language), and is kept in
 ``<data>/companion.toml`` for the next start.
 
 New game → pick the game (``companion.games.available()``) → the set-up
-list: "Start ▸" first (so OK, OK, OK starts a game with the names of the
+list: "Start ▸" first (so OK, OK, OK starts a game with the players of the
 previous one), then the game's options, the number of players when the game
-allows several, and one row per seat; OK on a seat opens the short list of
-names from the settings (``names``), without the ones other seats already
-have.  While phones hold seats, a row "Phone seats: release / keep" says
-whether they keep them in the new game (release unless the table says so).
+allows several, and one row per seat; OK on a seat opens the table's roster
+(companion/roster.py: names typed on a phone, the last game's players
+first), without the ones other seats already have.  The settings' ``names``
+only seed an empty roster.  While phones hold seats, a row "Phone seats:
+release / keep" says whether they keep them in the new game (release unless
+the table says so).
 
 A long press of BACK, anywhere, asks "Undo the last action?" and names it
 ("Ben's locked card": a secret entry by its seat only); OK = undo.
@@ -29,6 +35,7 @@ A long press of BACK, anywhere, asks "Undo the last action?" and names it
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -36,6 +43,7 @@ from pathlib import Path
 
 from companion import games
 from companion.i18n import LANGUAGES, _, normalise, set_language
+from companion.roster import Roster
 from companion.timeline import MAX_NAME
 
 from .. import draw as d
@@ -119,6 +127,8 @@ class MainMenu(ListLayer):
             items.append((_("Phone seats"), "\u25b8", lambda: self.app.push(ClaimsMenu(self.app))))
         if self.app.join is not None:
             items.append((_("New PIN"), "", lambda: self.app.push(NewPinConfirm(self.app))))
+        speak = self.app.config.get("speak") is True
+        items.append((_("Speak"), _("on") if speak else _("off"), lambda: switch_speak(self.app, not speak)))
         current = box_language(self.app)
         items.append((_("Language"), LANGUAGE_NAMES.get(current, current),
                       lambda: self.app.push(LanguagePicker(self.app))))
@@ -155,10 +165,10 @@ class Setup(ListLayer):
         self.game = games.get(game_id)
         self.title = _(self.game.title)
         self.options = list(app.controller_class(game_id).OPTIONS)
-        previous = list(app.public.get("players") or [])
+        previous, self.names = roster_names(app)
         lo, hi = self.game.min_players, min(self.game.max_players, 8)
         count = len(previous) if lo <= len(previous) <= hi else max(lo, min(4, hi))
-        self.players = default_players(count, previous, app.names())
+        self.players = default_players(count, previous, self.names)
         self.values = {o["key"]: o["default"](self.players) for o in self.options}
         self.keep_claims = False          # phones' seats end with the game unless the table keeps them
 
@@ -194,7 +204,7 @@ class Setup(ListLayer):
         elif what == "count":
             lo, hi = self.game.min_players, min(self.game.max_players, 8)
             count = len(self.players) + 1 if len(self.players) < hi else lo
-            self.players = default_players(count, self.players, self.app.names())
+            self.players = default_players(count, self.players, self.names)
             self._clamp_options()
         elif what[0] == "option":
             option = what[1]
@@ -212,7 +222,8 @@ class Setup(ListLayer):
 
 
 class NamePicker(ListLayer):
-    """The short list of names (settings ``names``) for one seat."""
+    """The table's roster for one seat: its current name (✓) first, then
+    everyone no other seat has, the last game's players first."""
 
     def __init__(self, app, setup: Setup, seat: int):
         super().__init__(app)
@@ -220,7 +231,7 @@ class NamePicker(ListLayer):
         self.title = _("Seat {n}", n=seat + 1)
         taken = {n for s, n in enumerate(setup.players) if s != seat}
         current = setup.players[seat]
-        self.names = [current] + [n for n in app.names() if n not in taken and n != current]
+        self.names = [current] + [n for n in roster_names(app)[1] if n not in taken and n != current]
 
     def rows(self):
         return [(name, "\u2713" if i == 0 else "") for i, name in enumerate(self.names)]
@@ -273,35 +284,49 @@ def switch_language(app, language: str) -> None:
         save_language(Path(folder) / "companion.toml", language)
 
 
-_LANGUAGE_LINE = re.compile(r"^[ \t]*language[ \t]*=.*$", re.MULTILINE)
 _FIRST_TABLE = re.compile(r"^[ \t]*\[", re.MULTILINE)
 
 
 def save_language(path: Path, language: str) -> bool:
-    """Set the top-level ``language`` of the settings file ``path``,
-    touching nothing else in it (comments, other settings): the line is
-    replaced, or added at the top.  A file that does not parse, or whose
-    edit would not give exactly that change, is left alone.  Returns
-    whether the file now says ``language``.
+    """Set the top-level ``language`` of the settings file ``path`` (see
+    :func:`save_setting`).  (``COMPANION_LANG``, and ``--config FILE``
+    which replaces this file, still win at the next start.)"""
+    return save_setting(path, "language", language)
 
-    (``COMPANION_LANG``, and ``--config FILE`` which replaces this file,
-    still win at the next start.)"""
+
+def switch_speak(app, on: bool) -> None:
+    """Menu → Speak: the box's voice (hardware/voice.py) on or off from the
+    next change on, kept in ``<data>/companion.toml`` as ``speak``."""
+    app.config["speak"] = bool(on)
+    store = getattr(app.session, "store", None)
+    folder = getattr(store, "dir", None)
+    if folder is not None:
+        save_setting(Path(folder) / "companion.toml", "speak", bool(on))
+
+
+def save_setting(path: Path, key: str, value) -> bool:
+    """Set the top-level ``key`` (a string or a boolean) of the settings
+    file ``path``, touching nothing else in it (comments, other settings):
+    the line is replaced, or added at the top.  A file that does not parse,
+    or whose edit would not give exactly that change, is left alone.
+    Returns whether the file now says ``key = value``."""
     import tomllib      # here: the box's start need not pay for its regexes
 
-    line = f'language = "{language}"'
+    line = f"{key} = {json.dumps(value, ensure_ascii=False)}"   # a JSON string or boolean is TOML too
+    pattern = re.compile(rf"^[ \t]*{re.escape(key)}[ \t]*=.*$", re.MULTILINE)
     try:
         text = path.read_text(encoding="utf-8") if path.exists() else ""
         before = tomllib.loads(text)
         table = _FIRST_TABLE.search(text)
         head_end = table.start() if table else len(text)
-        match = _LANGUAGE_LINE.search(text, 0, head_end)
+        match = pattern.search(text, 0, head_end)
         if match:
             new = text[:match.start()] + line + text[match.end():]
         else:
             new = line + "\n" + text
         after = tomllib.loads(new)
-        if after != {**before, "language": language}:
-            log.warning("not saving the language: %s has a layout this edit does not handle", path)
+        if after != {**before, key: value}:
+            log.warning("not saving %s: %s has a layout this edit does not handle", key, path)
             return False
         if new == text:
             return True
@@ -310,7 +335,7 @@ def save_language(path: Path, language: str) -> bool:
         os.replace(tmp, path)
         return True
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        log.warning("the language is not saved in %s: %s", path, exc)
+        log.warning("%s is not saved in %s: %s", key, path, exc)
         return False
 
 
@@ -441,6 +466,22 @@ def qr_image(url: str, scale: int = 2):
                     for dx in range(scale):
                         pixels[(col + border) * scale + dx, (r + border) * scale + dy] = d.OFF
     return image
+
+
+def roster_names(app) -> tuple[list[str], list[str]]:
+    """(the last game's players, the whole roster in the box's order), read
+    from the store under the session's lock (the box's thread may read it);
+    an empty roster is seeded from the settings' ``names`` first.  Without a
+    store (or if it cannot be read) the settings' names are the list."""
+    if getattr(app.session, "store", None) is None:
+        return list(app.public.get("players") or []), app.names()
+    roster = Roster(app.session)
+    try:
+        roster.seed(app.names())
+        return roster.last_names(), roster.names()
+    except Exception as exc:                 # a store that cannot be read or written: play on
+        log.warning("the roster is not available: %s", exc)
+        return list(app.public.get("players") or []), app.names()
 
 
 def default_players(count: int, previous: list[str], names: list[str]) -> list[str]:

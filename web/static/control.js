@@ -71,7 +71,10 @@
   }
 
   // The entry panel (entry.js) sends through here: same PIN, same answer line.
-  C.control = { send: send };
+  // roster.js asks for the names again after it changed the table's players.
+  C.control = { send: send, reloadNames: function () {
+    C.api("GET", "/api/games").then(function (r) { if (r.ok) { catalogue.names = r.body.names; drawNewGame(); } });
+  } };
 
   // -- the PIN ---------------------------------------------------------------------
   var pinSection = document.getElementById("pin-section");
