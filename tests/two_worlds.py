@@ -116,6 +116,7 @@ class Pair:
         self.a = World(folder / "a", self.PINS[0])
         self.b = World(folder / "b", self.PINS[1])
         self.parted = False
+        self.cursor_moved_apart = False
         self.compared = 0
 
     def close(self) -> None:
@@ -132,8 +133,8 @@ class Pair:
     def act(self, action_a, action_b=None, credential=WITH_PIN, seat=None):
         """The same request in both worlds but for the secret value (``action_b``)."""
         owner = credential == "token"
-        if action_b is not None and not self._is_secret_entry(action_a):
-            action_b = action_a                        # only a secret entry may differ between the worlds
+        if action_b is not None and not self._may_differ(action_a):
+            action_b = action_a                        # only a secret entry that stays secret may differ
         before = self._before()
         ra = self.a.request("POST", "/api/actions", action_a, credential, seat)
         rb = self.b.request("POST", "/api/actions", action_b or action_a, credential, seat)
@@ -143,6 +144,8 @@ class Pair:
     def press(self, key_a, key_b=None):
         """A button pressed on both boxes (``key_b``: what B's holder presses instead)."""
         before = self._before()
+        if key_b is not None and key_b != key_a:
+            self.cursor_moved_apart = True             # the two holders now point at different cards
         self.a.box.press(key_a)
         self.b.box.press(key_b or key_a)
         self._after(before)
@@ -192,15 +195,22 @@ class Pair:
         self.seat_views()
         self.check()
 
-    def _is_secret_entry(self, action) -> bool:
-        """Whether the core takes ``action`` as a secret entry now (in world A)."""
+    def _may_differ(self, action) -> bool:
+        """Whether ``action`` may take another value in world B: a secret entry
+        that stays hidden (not the one that completes a reveal: its value is
+        public at once), or an action the core refuses (the refusal must not
+        tell either)."""
         from companion.errors import ActionError
 
+        timeline = self.a.session.timeline
         try:
-            pending = self.a.session.timeline.check(action)
+            pending = timeline.check(action)
         except ActionError:
-            return True                                # refused: the refusal must not tell either
-        return bool(pending.step and pending.step.secret)
+            return True
+        if not (pending.step and pending.step.secret):
+            return False
+        before = set(timeline.state.hidden)
+        return (before | set(pending.step.adds)) <= set(pending.step.state.hidden)
 
     # -- the comparison -------------------------------------------------------------
     def _owner(self, key) -> int:
@@ -215,12 +225,13 @@ class Pair:
         return {k for k in ha if k in hb and ha[k] != hb[k]}
 
     def _before(self):
-        steps = len(self.a.session.timeline.steps)
-        return self._differing(), steps
+        timeline = self.a.session.timeline
+        hidden = set(timeline.state.hidden) if timeline.state is not None else set()
+        return self._differing(), len(timeline.steps), hidden
 
     def _after(self, before) -> None:
         """Settle both worlds; compare, unless a differing secret was just revealed."""
-        differing, steps = before or (set(), 0)
+        differing, steps, hidden_before = before or (set(), 0, None)
         self.a.settle()
         self.b.settle()
         if self.parted:
@@ -228,9 +239,17 @@ class Pair:
         timeline = self.a.session.timeline
         undone = len(timeline.steps) < steps          # an undo: what left was taken back, not revealed
         hidden_now = set(timeline.state.hidden) if timeline.state is not None else set()
+        revealed = not undone and hidden_before is not None and bool(hidden_before - hidden_now)
         if not undone and differing - hidden_now:
             self.parted = True                        # a differing value is public now: the worlds part here
             return
+        if self.cursor_moved_apart and hidden_before is not None and hidden_now != hidden_before:
+            # The holders' cursors pointed at different cards: the lock made them
+            # an entry (now among the differing ones), or revealed it at once.
+            self.cursor_moved_apart = False
+            if revealed:
+                self.parted = True
+                return
         self.check()
 
     def check(self) -> None:
