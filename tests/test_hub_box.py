@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
+
 from box_support import make_box, mock_factory, shows  # noqa: F401 (fixtures)
 from hub_support import add_box, free_port, hub_db, hub_server, pg_server, running_hub, third_man_log  # noqa: F401
 from test_web_support import wait_until
@@ -164,5 +166,45 @@ def test_the_status_screen_follows_a_hub_that_stops(hub_db, make_box, session, s
             assert wait_until(lambda: feeder.status()["behind"]["games"] == 0, 20), feeder.status()
             assert wait_until(lambda: "Reachable" in frame(box), 5)
             shows(box, "Games to send: 0")
+    finally:
+        feeder.stop()
+
+
+@pytest.mark.parametrize("language, words", [
+    ("en", ("Hub: away · 12 to send", "Not reachable", "Games to send: 12", "Lines to send: 12345",
+            "Tournament R12 · T10", "Round 12, table 10")),
+    ("fr", ("Hub coupé · 12 à envoyer", "Injoignable", "Parties à envoyer : 12", "Lignes à envoyer : 12345",
+            "Tournoi M12 · T10", "Manche 12, table 10"))])
+def test_the_hub_screens_fit_in_both_languages(make_box, store, session, language, words):
+    """Every hub text drawn whole (no "…") in English and French, with wide
+    numbers: a real feeder (not started: its status set as its worker would)."""
+    from hardware.testing import box_config
+    from hub.box import show_on_box
+    from hub.feeder import Feeder
+
+    box = make_box(box_config(language=language))
+    feeder = Feeder(store.path, "http://127.0.0.1:9", "key", session)
+    feeder.reachable, feeder.down_since = False, time.time()
+    feeder.behind_games, feeder.behind_lines = 12, 12345
+    try:
+        show_on_box(box, feeder)
+        seen = [frame(box)]
+        box.press("ok")
+        box.press("up")
+        box.press("up")
+        box.press("ok")                      # Menu → Hub
+        seen.append(frame(box))
+        box.press("back")
+        box.press("back")
+        feeder.assignment = {"tournament": 1, "round": 12, "table": 10, "game": "third-man",
+                             "players": ["Chloé", "Bérénice", "Maximilien", "Anne-Sophie"]}
+        seen.append(frame(box))              # the offer comes up by itself
+        box.press("back")
+        box.press("ok")
+        box.press("ok")                      # New game: the tournament row first
+        seen.append(frame(box))
+        drawn = " | ".join(seen)
+        assert "…" not in drawn, drawn
+        assert all(w in drawn for w in words), drawn
     finally:
         feeder.stop()

@@ -141,4 +141,4 @@ class HubScreen(Layer):
             since = str(st.get("url") or "").split("//", 1)[-1]     # which hub: its host
         c.text_fit(1, 27, since, d.WIDTH - 2, d.SMALL)
         c.text_fit(1, 39, _("Games to send: {n}", n=behind.get("games", 0)), d.WIDTH - 2, d.SMALL)
-        c.footer(_("Lines to send: {n}", n=behind.get("lines", 0)))
+        c.text_fit(1, 51, _("Lines to send: {n}", n=behind.get("lines", 0)), d.WIDTH - 2, d.SMALL)
