@@ -4,6 +4,10 @@ Called by the composition root (``companion run``, see companion/cli.py)
 once the box's session and app exist.  ``GET /api/hub`` answers on every box:
 ``{"configured": false}`` when no hub is set, else the feeder's status
 (reachable, games and lines behind, a tournament seating on offer).
+
+The box's screen gets the feeder too (``App.hub``): its Menu → Hub screen,
+the idle screen's hub line and the tournament offer read the feeder's last
+stored status, never the network.
 """
 
 from __future__ import annotations
@@ -34,4 +38,18 @@ def attach(app, store, session, config: dict):
     app.add_url_rule("/api/hub", "hub_status", hub_status, methods=["GET"])
     if feeder is not None:
         log.info("feeding the hub at %s", feeder.url)
+        show_on_box(app.extensions["companion"].box, feeder)
     return feeder.stop if feeder is not None else (lambda: None)
+
+
+def show_on_box(box, feeder) -> None:
+    """Hand ``feeder`` to the box's screens (no box: nothing to do).  The
+    flush makes the box's thread take it up at once (it then looks at the
+    feeder's status every few seconds, see hardware/ui/hub.py)."""
+    if box is None:
+        return
+    box.app.hub = feeder
+    try:
+        box.flush()
+    except Exception as exc:       # a box that does not answer: it picks the hub up at its next event
+        log.warning("the box did not take up the hub yet: %s", exc)

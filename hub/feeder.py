@@ -18,9 +18,16 @@ client to join a hub.
   exponentially with jitter, 1 s to 5 min.
 * **Live table**: the latest public state is sent (``PUT /api/box/state``)
   after each change, the newest only.
-* **Status** (:meth:`Feeder.status`, the box's ``GET /api/hub``): reachable,
-  games and lines behind, the last refusal, and any tournament seating the
-  hub offers this box.
+* **Status** (:meth:`Feeder.status`, the box's ``GET /api/hub``): reachable
+  (and since when not), games and lines behind, the last refusal, and any
+  tournament seating the hub offers this box.  The box's screen and its
+  phones read only what the worker last stored here: never a request of
+  their own.
+* **The tournament offer**: the hub's assignment stays ``offer`` until a
+  game of it (that game, exactly those players in that order) is started at
+  this table, from the box's buttons or a phone; then it is not offered
+  again for that (tournament, round, table), even while the hub has not yet
+  had the result.
 """
 
 from __future__ import annotations
@@ -77,7 +84,9 @@ class Feeder:
         self.behind_lines = 0
         self.last_error: str | None = None
         self.last_contact: float | None = None
+        self.down_since: float | None = None     # the first failure since the last answer
         self.assignment = None
+        self.started: set[tuple] = set()          # assignments played here: (tournament, round, table)
         self.refused: list[int] = []
 
     # -- the box's side ---------------------------------------------------------------
@@ -90,6 +99,10 @@ class Feeder:
 
     def _on_change(self, change) -> None:
         # Runs under the session lock: only flag and wake, never any I/O here.
+        if getattr(change, "kind", None) == "new_game":
+            with self._lock:
+                if self.assignment and _plays(self.assignment, change.state):
+                    self.started.add(offer_key(self.assignment))
         self._state_dirty = True
         self._wake.set()
 
@@ -110,9 +123,11 @@ class Feeder:
 
     def status(self) -> dict:
         with self._lock:
+            offer = self.assignment if self.assignment and offer_key(self.assignment) not in self.started else None
             return {"url": self.url, "reachable": self.reachable, "behind": {"games": self.behind_games,
                     "lines": self.behind_lines}, "last_contact": self.last_contact, "error": self.last_error,
-                    "refused": list(self.refused), "assignment": self.assignment}
+                    "down_since": self.down_since if self.reachable is False else None,
+                    "refused": list(self.refused), "assignment": self.assignment, "offer": offer}
 
     # -- the worker --------------------------------------------------------------------
     def _run(self) -> None:
@@ -128,7 +143,10 @@ class Feeder:
                 wait = min(self.max_backoff, self.min_backoff * 2 ** (failures - 1))
                 wait = random.uniform(wait / 2, wait)       # jitter: fifty boxes do not come back at once
                 with self._lock:
-                    self.reachable = False if not isinstance(exc, HubRefused) else self.reachable
+                    if not isinstance(exc, HubRefused):
+                        if self.reachable is not False:
+                            self.down_since = time.time()
+                        self.reachable = False
                     self.last_error = str(exc)[:200]
                 log.info("hub: %s; next try in %.1f s", exc, wait)
                 # after a failure only the timer wakes us: a busy table must not hammer a hub that is away
@@ -212,9 +230,18 @@ class Feeder:
                         (game, sent, done))
 
     def _note_assignment(self, answer) -> None:
-        if isinstance(answer, dict) and "assignment" in answer:
-            with self._lock:
-                self.assignment = answer["assignment"]
+        if not isinstance(answer, dict) or "assignment" not in answer:
+            return
+        assignment = answer["assignment"] if _valid_assignment(answer["assignment"]) else None
+        current = None
+        if assignment and self.session is not None and offer_key(assignment) not in self.started:
+            # After a restart: the table may already be playing it (the box
+            # resumed that game), so it is not offered again.
+            current = self.session.public()
+        with self._lock:
+            self.assignment = assignment
+            if current is not None and not current.get("finished") and _plays(assignment, current):
+                self.started.add(offer_key(assignment))
 
     def _request(self, method: str, path: str, body):
         data = None if body is None else json.dumps(body, ensure_ascii=False).encode()
@@ -229,16 +256,37 @@ class Feeder:
                 payload = json.loads(exc.read() or b"{}")
             except ValueError:
                 payload = {}
-            with self._lock:
-                self.reachable = True
-                self.last_contact = time.time()
+            self._answered()
             if exc.code in (409, 413, 422) or exc.code == 401:
                 raise HubRefused(f"hub said {exc.code}: {payload.get('error', '')}", exc.code, payload) from None
             raise OSError(f"hub answered {exc.code}") from None
+        self._answered()
+        return answer
+
+    def _answered(self) -> None:
         with self._lock:
             self.reachable = True
+            self.down_since = None
             self.last_contact = time.time()
-        return answer
+
+
+def offer_key(assignment: dict) -> tuple:
+    """What names one tournament table: (tournament, round, table)."""
+    return (assignment.get("tournament"), assignment.get("round"), assignment.get("table"))
+
+
+def _valid_assignment(assignment) -> bool:
+    """An assignment the box can offer: a game id and a list of names (a
+    hub of another version may send something else: then nothing is offered)."""
+    return (isinstance(assignment, dict) and isinstance(assignment.get("game"), str)
+            and isinstance(assignment.get("players"), list)
+            and all(isinstance(n, str) and n for n in assignment["players"]))
+
+
+def _plays(assignment: dict, state: dict) -> bool:
+    """Whether the public ``state`` is a game of ``assignment``: its game,
+    exactly its players in its seat order."""
+    return state.get("game") == assignment.get("game") and list(state.get("players") or []) == assignment.get("players")
 
 
 def from_config(config: dict, store, session):

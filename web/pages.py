@@ -149,6 +149,8 @@ JS_TEXTS = [
     N_("No card placed this round."), N_("The play of this round has ended: score its colours."),
     N_("This round is being scored: no more cards are placed."), N_("{name} places a card"),
     N_("Place it"), N_("Rows, card by card (optional)"),
+    # table control: the club hub's tournament table (GET /api/hub)
+    N_("Tournament round {round}, table {table}"), N_("Start the tournament table"),
 ]
 
 

@@ -19,7 +19,11 @@
 * a new PIN drawn from the menu: :meth:`new_pin` tells the web app
   (:meth:`hardware.box.Box.subscribe_pin`), the old PIN stops working and the
   phones' seat tokens go on working;
-* named timers (deadlines the worker waits for; nothing polls).
+* named timers (deadlines the worker waits for; nothing polls, except a
+  look every few seconds at the club hub's feeder when one is configured);
+* the club hub (``hub``: the feeder, hub/feeder.py, or None): its status on
+  the idle screen and in Menu → Hub, and the tournament table it offers
+  (hardware/ui/hub.py).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from companion.i18n import _, gettext, translate_error
 
 from .. import draw as d
 from ..draw import Canvas
+from . import hub as hub_screen
 from .base import Controller, UndoStep
 from .menus import Layer, MainMenu, UndoConfirm
 
@@ -68,6 +73,8 @@ class App:
         self.claim_news: list[tuple[int, str]] = []      # claims to show, oldest first
         self.pin_callbacks: list[Callable[[str], None]] = []
         self.timers: dict[str, tuple[float, Callable[[], None]]] = {}
+        self.hub = None                  # the club hub's feeder, set by hub/box.py
+        self.hub_seen: set[tuple] = set()   # tournament offers already shown once
 
     # -- the table ---------------------------------------------------------------
     def has_game(self) -> bool:
@@ -301,7 +308,7 @@ class App:
 
     def cancel_timers(self) -> None:
         """Forget the game's timers (a new game); the message's and the notice's stay."""
-        kept = {k: v for k, v in self.timers.items() if k in ("toast", "notice")}
+        kept = {k: v for k, v in self.timers.items() if k in ("toast", "notice", "hub")}
         self.timers.clear()
         self.timers.update(kept)
 
@@ -313,6 +320,8 @@ class App:
             if deadline <= now and self.timers.get(key, (None,))[0] == deadline:
                 del self.timers[key]
                 fn()
+        if self.hub is not None:
+            hub_screen.tick(self)
 
     # -- the frame ---------------------------------------------------------------
     def is_private(self) -> bool:
@@ -373,8 +382,11 @@ class App:
         c.center(4, _("Game companion"), d.TITLE)
         c.hline(8, d.WIDTH - 9, 22)
         c.center(27, _("OK: menu · new game"), d.BODY)
+        hub = hub_screen.status(self)
         if self.join is not None and not getattr(c, "mirror", False):
-            c.center(45, _("Phones: PIN {pin}", pin=self.join[1]), d.SMALL)
+            c.center(40 if hub else 45, _("Phones: PIN {pin}", pin=self.join[1]), d.SMALL)
+        if hub:
+            c.center(52, hub_screen.idle_line(hub), d.SMALL)
 
 
 def _wrap_all(text: str, font, width: int) -> list[str]:

@@ -19,7 +19,11 @@ Français): the choice applies at once to the box's screens (and to phones
 whose browser asks for neither language), and is kept in
 ``<data>/companion.toml`` for the next start.
 
-New game → pick the game (``companion.games.available()``) → the set-up
+Hub (only when the box is joined to a club hub): reachable or not, games
+still to send (hardware/ui/hub.py).
+
+New game → pick the game (``companion.games.available()``; first, the
+tournament table the club hub seats here, if any) → the set-up
 list: "Start ▸" first (so OK, OK, OK starts a game with the players of the
 previous one), then the game's options, the number of players when the game
 allows several, and one row per seat; OK on a seat opens the table's roster
@@ -129,6 +133,9 @@ class MainMenu(ListLayer):
             items.append((_("New PIN"), "", lambda: self.app.push(NewPinConfirm(self.app))))
         speak = self.app.config.get("speak") is True
         items.append((_("Speak"), _("on") if speak else _("off"), lambda: switch_speak(self.app, not speak)))
+        if getattr(self.app, "hub", None) is not None:
+            from .hub import HubScreen
+            items.append((_("Hub"), "\u25b8", lambda: self.app.push(HubScreen(self.app))))
         current = box_language(self.app)
         items.append((_("Language"), LANGUAGE_NAMES.get(current, current),
                       lambda: self.app.push(LanguagePicker(self.app))))
@@ -142,18 +149,33 @@ class MainMenu(ListLayer):
 
 
 class GamePicker(ListLayer):
+    """The games; first, when the club hub seats this table for a
+    tournament round, that table ("Tournament R2 · T3": hardware/ui/hub.py)."""
+
     def __init__(self, app):
         super().__init__(app)
         self.title = _("Pick the game")
         self.ids = games.available()
+        from .hub import offer
+        self.offer = offer(app) if getattr(app, "hub", None) is not None else None
         current = app.public.get("game")
-        if current in self.ids:
+        if current in self.ids and self.offer is None:
             self.cursor = self.ids.index(current)
 
     def rows(self):
-        return [(_(games.get(gid).title), "") for gid in self.ids]
+        rows = [(_(games.get(gid).title), "") for gid in self.ids]
+        if self.offer is not None:
+            rows.insert(0, (_("Tournament R{round} · T{table}", round=self.offer.get("round"),
+                              table=self.offer.get("table")), "\u25b8"))
+        return rows
 
     def pick(self, index):
+        if self.offer is not None:
+            if index == 0:
+                from .hub import HubOffer
+                self.app.push(HubOffer(self.app, self.offer))
+                return
+            index -= 1
         self.app.push(Setup(self.app, self.ids[index]))
 
 

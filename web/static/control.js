@@ -264,6 +264,26 @@
         h("button", { type: "submit", className: "primary wide", id: "send-action" }, t("Send"))));
   }
 
+  // -- the club hub's tournament table ---------------------------------------------------------
+  // Shown only while the hub seats this table and its game is not started yet
+  // (GET /api/hub's "offer": the box's feeder says so, no request to the hub).
+  var hubSection = document.getElementById("hub-offer-section");
+  function drawHubOffer() {
+    C.api("GET", "/api/hub").then(function (r) {
+      var offer = r.ok && r.body.configured ? r.body.offer : null;
+      if (!offer && msg.parentNode === hubSection) current.appendChild(msg);   // "Started." stays in sight
+      hubSection.hidden = !offer;
+      if (!offer) return C.replace(body(hubSection));
+      C.replace(body(hubSection), h("h2", null, t("Tournament round {round}, table {table}", { round: offer.round, table: offer.table })),
+        h("p", null, offer.players.join(", ")),
+        h("button", { type: "button", className: "primary wide", id: "start-tournament", onclick: function () {
+          send("POST", "/api/actions", { type: "new_game", game: offer.game, players: offer.players },
+               t("Started."), hubSection).then(drawHubOffer);
+        } }, t("Start the tournament table")));
+    });
+  }
+  setInterval(drawHubOffer, 30000);
+
   // -- live ------------------------------------------------------------------------------------
   var lastGame = state.game;
   C.live({
@@ -271,7 +291,7 @@
       state = s;
       drawCurrent();
       if (C.entry) C.entry.state(s);
-      if (s.game !== lastGame) { lastGame = s.game; drawAction(); }
+      if (s.game !== lastGame) { lastGame = s.game; drawAction(); drawHubOffer(); }
     },
     seats: function (list) { seats = list; drawSeats(); }
   });
@@ -279,6 +299,7 @@
   drawCurrent();
   drawSeats();
   drawAction();
+  drawHubOffer();
   C.api("GET", "/api/games").then(function (r) {
     if (!r.ok) return;
     catalogue = r.body;
