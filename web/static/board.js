@@ -22,6 +22,12 @@
     return out;
   };
 
+  // A name with a word a narrow phone cannot hold whole (more than 11
+  // letters) may break inside it; other names break between words only.
+  function longWord(name) {
+    return String(name).split(/[\s\-]+/).some(function (w) { return Array.from(w).length > 11; });
+  }
+
   C.renderBoard = function (root, s, options) {
     options = options || {};
     if (!s.game) {
@@ -44,7 +50,7 @@
     var table = h("table", { className: "board" },
       h("thead", null, h("tr", null, h("th", null), h("th", { className: "name" }, t("Player")),
         h("th", { className: "num" }, t("Score")),
-        columns.map(function (col) { return h("th", { className: "num" }, col.head); }))),
+        columns.map(function (col) { return h("th", { className: "num extra" }, col.head); }))),
       h("tbody", null, s.players.map(function (player, seat) {
         var chips = game.markers(s, seat);
         if (winners.indexOf(seat) >= 0) chips = [t("winner")].concat(chips);
@@ -53,11 +59,15 @@
           (game.rowClass ? " " + game.rowClass(s, seat) : "") + (seat === options.me ? " me" : "");
         return h("tr", { className: cls, dataset: { seat: String(seat) } },
           h("td", null, C.dot(seat)),
-          h("td", { className: "name" }, h("span", { className: "pname" }, player),
+          h("td", { className: "name" }, h("span", { className: "pname" + (longWord(player) ? " long-word" : "") }, player),
             chips.map(function (chip) { return typeof chip === "string" ? h("span", { className: "chip" }, chip) : chip; }),
-            game.sub ? h("div", { className: "sub" }, game.sub(s, seat)) : null),
+            game.sub ? h("div", { className: "sub" }, game.sub(s, seat)) : null,
+            // The same as the extra columns, under the name: what a narrow phone shows instead (CSS).
+            columns.length ? h("div", { className: "sub extras" }, columns.map(function (col, i) {
+              return h("span", { className: "extra-item" }, i ? " \u00B7 " : null, col.head, ": ", col.cell(seat));
+            })) : null),
           h("td", { className: "num score" }, C.number(s.scores[seat])),
-          columns.map(function (col) { return h("td", { className: "num" }, col.cell(seat)); }));
+          columns.map(function (col) { return h("td", { className: "num extra" }, col.cell(seat)); }));
       })));
     var status = game.status(s);
     return C.replace(root,
@@ -101,9 +111,21 @@
       return;
     }
     root.hidden = false;
-    C.replace(root, h("h2", null, t("Scores over time")), C.chart(series, s.players),
-      h("p", { className: "legend" }, s.players.map(function (p, seat) {
-        return h("span", null, C.dot(seat), " ", p);
+    var svg = C.chart(series, s.players);
+    // A wide chart (many rounds) scrolls sideways in a box a keyboard can reach, latest rounds first.
+    var box = h("div", { className: "chart-scroll" }, svg);
+    if (svg.getAttribute("class").indexOf("wide") >= 0) {
+      box.className += " scroll";
+      box.setAttribute("tabindex", "0");
+      box.setAttribute("role", "region");
+      box.setAttribute("aria-label", t("Scores over time"));
+      C.scrollToEnd(box);
+    }
+    var marks = C.marks(s.players);
+    C.replace(root, h("h2", null, t("Scores over time")), box,
+      h("ul", { className: "legend" }, s.players.map(function (p, seat) {
+        return h("li", null, C.lineSample(seat), " ",
+          marks[seat] !== p ? h("strong", { className: "mark" }, marks[seat]) : null, marks[seat] !== p ? " " : null, p);
       })));
   };
 

@@ -77,6 +77,52 @@
     return C.h("span", { className: "dot s" + (seat % 8), "aria-hidden": "true" });
   };
 
+  // A sideways-scrolling box shows its latest columns (the last rounds) first,
+  // once it is on the page and laid out.
+  C.scrollToEnd = function (box) {
+    var go = function () { box.scrollLeft = box.scrollWidth; };
+    if (window.requestAnimationFrame) window.requestAnimationFrame(go); else setTimeout(go, 0);
+  };
+
+  // Short names that stay distinct: the shortest start of each name (at least
+  // `min` letters, whole letters with their accents) that no other player's
+  // name shares; a name that is the start of another stays whole, and two
+  // equal names get their seat number.
+  C.shortNames = function (players, min) {
+    min = min || 3;
+    var chars = players.map(function (p) { return Array.from(String(p).normalize ? String(p).normalize("NFC") : String(p)); });
+    return chars.map(function (mine, seat) {
+      var n = Math.min(min, mine.length);
+      for (; n < mine.length; n++) {
+        var start = mine.slice(0, n).join("").toLowerCase();
+        var shared = chars.some(function (other, k) {
+          return k !== seat && other.slice(0, n).join("").toLowerCase() === start;
+        });
+        if (!shared) break;
+      }
+      var out = mine.slice(0, n).join("").trim();
+      if (n < mine.length) out += "\u2026";
+      var twin = chars.some(function (other, k) { return k !== seat && other.join("") === mine.join(""); });
+      return twin ? out + " " + (seat + 1) : out;
+    });
+  };
+
+  // A mark of a few letters per player for tight spots (the ends of the
+  // chart's lines): the short name when it is short, else the initials of
+  // the name's parts ("Élodie-Françoise Łukasz": "ÉFŁ"); a seat number
+  // where two marks would still be the same.
+  C.marks = function (players) {
+    var short = C.shortNames(players, 3);
+    var marks = players.map(function (p, seat) {
+      if (Array.from(String(p)).length <= 6) return String(p);
+      if (Array.from(short[seat]).length <= 5) return short[seat];
+      return String(p).split(/[\s\-]+/).filter(Boolean).map(function (part) { return Array.from(part)[0]; }).join("");
+    });
+    return marks.map(function (m, seat) {
+      return marks.indexOf(m) !== seat || marks.lastIndexOf(m) !== seat ? m + (seat + 1) : m;
+    });
+  };
+
   C.message = function (node, text, kind) {
     node.textContent = text || "";
     node.className = "msg" + (kind ? " " + kind : "");

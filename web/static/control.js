@@ -243,7 +243,7 @@
   function drawAction() {
     var examples = (EXAMPLES[state.game] || []).concat(EXAMPLES.any);
     C.replace(body(actionSection), h("h2", null, t("Any action")),
-      h("p", { className: "hint" }, t("One action as JSON, checked by the box.")),
+      h("label", { for: "action-json", className: "hint" }, t("One action as JSON, checked by the box.")),
       h("form", { onsubmit: function (e) {
         e.preventDefault();
         var action;
