@@ -129,6 +129,42 @@
       })));
   };
 
+  // Says aloud (C.announce) what changed between two states of the same
+  // game: a reveal, a round or hand that ended, the game's end.  Only what is
+  // public: the reveal is what the page shows anyway.
+  C.announcer = function () {
+    var prev = null;
+    return function (s) {
+      var before = prev;
+      prev = s;
+      if (!before || !s.game || before.game !== s.game || JSON.stringify(before.players) !== JSON.stringify(s.players)) return;
+      var lines = [];
+      var shown = s.game === "third-man" ? s.last && s.last.cards : s.reveal;
+      var shownBefore = before.game === "third-man" ? before.last && before.last.cards : before.reveal;
+      if (shown && JSON.stringify(shown) !== JSON.stringify(shownBefore)) {
+        lines.push(t("Revealed: {cards}", { cards: s.players.map(function (p, seat) {
+          var pts = s.game === "third-man" && !s.last.annulled ? " (" + C.signed(s.last.points[seat]) + ")" : "";
+          return p + " " + C.number(shown[seat]) + pts;
+        }).join(", ") }));
+        if (s.game === "third-man" && s.last.annulled) lines.push(t("Annulled: bid again"));
+      }
+      [["rounds", "Round {n} over"], ["hands", "Hand {n} over"]].forEach(function (kind) {
+        var now = s[kind[0]], then = before[kind[0]];
+        if (Array.isArray(now) && Array.isArray(then) && now.length > then.length) {
+          var done = now[now.length - 1];
+          lines.push(t(kind[1], { n: now.length }) + (done && typeof done.token === "number" && s.players[done.token]
+            ? ": " + t("{name} takes a token", { name: s.players[done.token] }) : ""));
+        }
+      });
+      if (s.finished && !before.finished) {
+        var winners = s.winner || [];
+        lines.push(t("Game over") + (winners.length === 1 ? " \u2014 " + t("{name} wins!", { name: s.players[winners[0]] })
+          : winners.length ? " \u2014 " + t("Shared win: {names}", { names: C.names(s, winners) }) : ""));
+      }
+      if (lines.length) C.announce(lines.join(". "));
+    };
+  };
+
   // The history follows the state: fetched after each change, one request
   // at a time, the last change always fetched.
   C.historyFollower = function (onHistory) {
@@ -163,12 +199,15 @@
       steps = history.game === state.game ? C.rebuild(history) : [];
       draw();
     });
+    var announce = C.announcer();
+    announce(state);
     C.live({
       state: function (s) {
         var text = JSON.stringify(s);
         if (text === seen) return;          // a reconnect's resync with nothing new
         seen = text;
         state = s;
+        announce(s);
         draw();
         refresh();
       }

@@ -49,10 +49,52 @@
     });
   }
 
+  // Replace a node's content.  A redraw must not throw a keyboard user's
+  // focus back to the top of the page: when the focus was inside, it goes to
+  // the new twin of the element that had it (same id, or same tag, data-*
+  // and text), if there is one.
   C.replace = function (node) {
+    var active = document.activeElement;
+    var twin = active && active !== document.body && node.contains(active) ? {
+      id: active.id, tag: active.tagName, data: JSON.stringify(active.dataset || {}), text: active.textContent
+    } : null;
     while (node.firstChild) node.removeChild(node.firstChild);
     append(node, Array.prototype.slice.call(arguments, 1));
+    if (twin) refocus(node, twin);
     return node;
+  };
+
+  function refocus(node, twin) {
+    var found = twin.id ? document.getElementById(twin.id) : null;
+    if (!found || !node.contains(found)) {
+      found = Array.prototype.filter.call(node.querySelectorAll(twin.tag), function (el) {
+        return JSON.stringify(el.dataset || {}) === twin.data && (twin.data !== "{}" || el.textContent === twin.text);
+      })[0];
+    }
+    if (found && !found.disabled) found.focus({ preventScroll: true });
+  }
+
+  // Arrow keys move between the buttons of a group (a hand of cards, a row of
+  // choices, tabs), as in any toolbar; Tab still leaves the group.
+  var ARROWS = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 };
+  document.addEventListener("keydown", function (e) {
+    var step = ARROWS[e.key];
+    var target = e.target;
+    if (!step || e.altKey || e.ctrlKey || e.metaKey || !target || target.tagName !== "BUTTON") return;
+    var group = target.closest(".hand, .choices, .tabs, .card-grid");
+    if (!group) return;
+    var buttons = Array.prototype.filter.call(group.querySelectorAll("button"), function (b) { return !b.disabled; });
+    var i = buttons.indexOf(target);
+    if (i < 0 || !buttons.length) return;
+    e.preventDefault();
+    buttons[(i + step + buttons.length) % buttons.length].focus();
+  });
+
+  // What a screen reader should say when the table moves on (a reveal, a
+  // round's end): the page's one polite live region (base.html, #announce).
+  C.announce = function (text) {
+    var region = document.getElementById("announce");
+    if (region && text) region.textContent = text;
   };
 
   // A signed number as players say it: +5, −3 (a real minus sign), 0.
