@@ -24,9 +24,10 @@
 
   // A name with a word a narrow phone cannot hold whole (more than 11
   // letters) may break inside it; other names break between words only.
-  function longWord(name) {
-    return String(name).split(/[\s\-]+/).some(function (w) { return Array.from(w).length > 11; });
+  function longWord(name, most) {
+    return String(name).split(/[\s\-]+/).some(function (w) { return Array.from(w).length > (most || 11); });
   }
+  C.longWord = longWord;
 
   C.renderBoard = function (root, s, options) {
     options = options || {};

@@ -122,7 +122,16 @@
   // A sideways-scrolling box shows its latest columns (the last rounds) first,
   // once it is on the page and laid out.
   C.scrollToEnd = function (box) {
-    var go = function () { box.scrollLeft = box.scrollWidth; };
+    var go = function () {
+      box.scrollLeft = box.scrollWidth;
+      // Say that there is more to the left: a scrolled box shows no edge of its own.
+      var next = box.nextElementSibling;
+      var hinted = next && next.classList.contains("scroll-hint");
+      if (box.scrollWidth > box.clientWidth + 1 && !hinted && box.parentNode) {
+        box.parentNode.insertBefore(C.h("p", { className: "hint scroll-hint" },
+          C.t("← Scroll sideways for the earlier ones.")), box.nextSibling);
+      }
+    };
     if (window.requestAnimationFrame) window.requestAnimationFrame(go); else setTimeout(go, 0);
   };
 

@@ -37,7 +37,9 @@
             return h("th", { scope: "col", className: "num" + (row.className ? " " + row.className : "") }, row.label);
           }))),
         h("tbody", null, players.map(function (p, seat) {
-          return h("tr", null, h("th", { scope: "row", className: "who" }, C.dot(seat), " ", h("span", { className: "pn" }, p)),
+          // A no-break space keeps the dot with the name's first word.
+          return h("tr", null, h("th", { scope: "row", className: "who" }, C.dot(seat), "\u00A0",
+            h("span", { className: "pn" + (C.longWord && C.longWord(p, 14) ? " long-word" : "") }, p)),
             rows.map(function (row) {
               return h("td", { className: "num" + (row.className ? " " + row.className : "") }, row.cells[seat]);
             }));
