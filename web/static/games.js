@@ -393,8 +393,10 @@
     },
     sections: function (s) {
       if (!s.hands.length) return [];
+      var short = C.shortNames(s.players, 3);      // the bidder under the hand's number: a narrow column
       return [{ title: t("Past hands"), body: seatTable(s.players, s.hands.map(function (hand, i) {
-        return { label: (i + 1) + " · " + name(s, hand.bidder) + " " + hand.bid,
+        return { label: h("span", { title: name(s, hand.bidder) + " " + hand.bid }, String(i + 1), h("br"),
+                           h("small", null, short[hand.bidder] + " " + hand.bid)),
           cells: hand.points.map(function (v, seat) {
             return h("span", null, String(v), h("br"), h("small", null, C.signed(hand.delta[seat])));
           }) };
