@@ -24,3 +24,33 @@ def browser():
         b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         yield b
         b.close()
+
+
+@pytest.fixture(scope="session")
+def long_table(tmp_path_factory):
+    """One box for the page checks (tests/test_browser_fit.py, _axe.py): a
+    finished game (statistics) and every game imported with long names and
+    many rounds; ``long_table.play(game)`` makes that one the game at the table."""
+    from browser_pages import GAMES, finished_game, jsonl, long_game
+    from test_browser import Table
+    from test_web_support import http, pin_headers
+
+    table = Table(tmp_path_factory.mktemp("long-table"))
+    ids = {}
+    for game, log in [("finished", finished_game())] + [(g, long_game(g)) for g in GAMES]:
+        status, _, body = http(table.server.port, "POST", "/api/history/import", jsonl(log), pin_headers())
+        assert status == 200, (game, body)
+        ids[game] = body["id"]
+    playing = []
+
+    def play(game):
+        if playing != [game]:
+            status, _, body = http(table.server.port, "POST", f"/api/history/{ids[game]}/resume", None, pin_headers())
+            assert status == 200, (game, body)
+            playing[:] = [game]
+            table.token = table.claim(0)
+        return table
+
+    table.ids, table.play = ids, play
+    yield table
+    table.close()

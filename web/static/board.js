@@ -22,6 +22,13 @@
     return out;
   };
 
+  // A name with a word a narrow phone cannot hold whole (more than 11
+  // letters) may break inside it; other names break between words only.
+  function longWord(name, most) {
+    return String(name).split(/[\s\-]+/).some(function (w) { return Array.from(w).length > (most || 11); });
+  }
+  C.longWord = longWord;
+
   C.renderBoard = function (root, s, options) {
     options = options || {};
     if (!s.game) {
@@ -44,7 +51,7 @@
     var table = h("table", { className: "board" },
       h("thead", null, h("tr", null, h("th", null), h("th", { className: "name" }, t("Player")),
         h("th", { className: "num" }, t("Score")),
-        columns.map(function (col) { return h("th", { className: "num" }, col.head); }))),
+        columns.map(function (col) { return h("th", { className: "num extra" }, col.head); }))),
       h("tbody", null, s.players.map(function (player, seat) {
         var chips = game.markers(s, seat);
         if (winners.indexOf(seat) >= 0) chips = [t("winner")].concat(chips);
@@ -53,11 +60,15 @@
           (game.rowClass ? " " + game.rowClass(s, seat) : "") + (seat === options.me ? " me" : "");
         return h("tr", { className: cls, dataset: { seat: String(seat) } },
           h("td", null, C.dot(seat)),
-          h("td", { className: "name" }, h("span", { className: "pname" }, player),
+          h("td", { className: "name" }, h("span", { className: "pname" + (longWord(player) ? " long-word" : "") }, player),
             chips.map(function (chip) { return typeof chip === "string" ? h("span", { className: "chip" }, chip) : chip; }),
-            game.sub ? h("div", { className: "sub" }, game.sub(s, seat)) : null),
+            game.sub ? h("div", { className: "sub" }, game.sub(s, seat)) : null,
+            // The same as the extra columns, under the name: what a narrow phone shows instead (CSS).
+            columns.length ? h("div", { className: "sub extras" }, columns.map(function (col, i) {
+              return h("span", { className: "extra-item" }, i ? " \u00B7 " : null, col.head, ": ", col.cell(seat));
+            })) : null),
           h("td", { className: "num score" }, C.number(s.scores[seat])),
-          columns.map(function (col) { return h("td", { className: "num" }, col.cell(seat)); }));
+          columns.map(function (col) { return h("td", { className: "num extra" }, col.cell(seat)); }));
       })));
     var status = game.status(s);
     return C.replace(root,
@@ -101,10 +112,58 @@
       return;
     }
     root.hidden = false;
-    C.replace(root, h("h2", null, t("Scores over time")), C.chart(series, s.players),
-      h("p", { className: "legend" }, s.players.map(function (p, seat) {
-        return h("span", null, C.dot(seat), " ", p);
+    var svg = C.chart(series, s.players);
+    // A wide chart (many rounds) scrolls sideways in a box a keyboard can reach, latest rounds first.
+    var box = h("div", { className: "chart-scroll" }, svg);
+    if (svg.getAttribute("class").indexOf("wide") >= 0) {
+      box.className += " scroll";
+      box.setAttribute("tabindex", "0");
+      box.setAttribute("role", "region");
+      box.setAttribute("aria-label", t("Scores over time"));
+      C.scrollToEnd(box);
+    }
+    var marks = C.marks(s.players);
+    C.replace(root, h("h2", null, t("Scores over time")), box,
+      h("ul", { className: "legend" }, s.players.map(function (p, seat) {
+        return h("li", null, C.lineSample(seat), " ",
+          marks[seat] !== p ? h("strong", { className: "mark" }, marks[seat]) : null, marks[seat] !== p ? " " : null, p);
       })));
+  };
+
+  // Says aloud (C.announce) what changed between two states of the same
+  // game: a reveal, a round or hand that ended, the game's end.  Only what is
+  // public: the reveal is what the page shows anyway.
+  C.announcer = function () {
+    var prev = null;
+    return function (s) {
+      var before = prev;
+      prev = s;
+      if (!before || !s.game || before.game !== s.game || JSON.stringify(before.players) !== JSON.stringify(s.players)) return;
+      var lines = [];
+      var shown = s.game === "third-man" ? s.last && s.last.cards : s.reveal;
+      var shownBefore = before.game === "third-man" ? before.last && before.last.cards : before.reveal;
+      if (shown && JSON.stringify(shown) !== JSON.stringify(shownBefore)) {
+        lines.push(t("Revealed: {cards}", { cards: s.players.map(function (p, seat) {
+          var pts = s.game === "third-man" && !s.last.annulled ? " (" + C.signed(s.last.points[seat]) + ")" : "";
+          return p + " " + C.number(shown[seat]) + pts;
+        }).join(", ") }));
+        if (s.game === "third-man" && s.last.annulled) lines.push(t("Annulled: bid again"));
+      }
+      [["rounds", "Round {n} over"], ["hands", "Hand {n} over"]].forEach(function (kind) {
+        var now = s[kind[0]], then = before[kind[0]];
+        if (Array.isArray(now) && Array.isArray(then) && now.length > then.length) {
+          var done = now[now.length - 1];
+          lines.push(t(kind[1], { n: now.length }) + (done && typeof done.token === "number" && s.players[done.token]
+            ? ": " + t("{name} takes a token", { name: s.players[done.token] }) : ""));
+        }
+      });
+      if (s.finished && !before.finished) {
+        var winners = s.winner || [];
+        lines.push(t("Game over") + (winners.length === 1 ? " \u2014 " + t("{name} wins!", { name: s.players[winners[0]] })
+          : winners.length ? " \u2014 " + t("Shared win: {names}", { names: C.names(s, winners) }) : ""));
+      }
+      if (lines.length) C.announce(lines.join(". "));
+    };
   };
 
   // The history follows the state: fetched after each change, one request
@@ -141,12 +200,15 @@
       steps = history.game === state.game ? C.rebuild(history) : [];
       draw();
     });
+    var announce = C.announcer();
+    announce(state);
     C.live({
       state: function (s) {
         var text = JSON.stringify(s);
         if (text === seen) return;          // a reconnect's resync with nothing new
         seen = text;
         state = s;
+        announce(s);
         draw();
         refresh();
       }

@@ -49,10 +49,52 @@
     });
   }
 
+  // Replace a node's content.  A redraw must not throw a keyboard user's
+  // focus back to the top of the page: when the focus was inside, it goes to
+  // the new twin of the element that had it (same id, or same tag, data-*
+  // and text), if there is one.
   C.replace = function (node) {
+    var active = document.activeElement;
+    var twin = active && active !== document.body && node.contains(active) ? {
+      id: active.id, tag: active.tagName, data: JSON.stringify(active.dataset || {}), text: active.textContent
+    } : null;
     while (node.firstChild) node.removeChild(node.firstChild);
     append(node, Array.prototype.slice.call(arguments, 1));
+    if (twin) refocus(node, twin);
     return node;
+  };
+
+  function refocus(node, twin) {
+    var found = twin.id ? document.getElementById(twin.id) : null;
+    if (!found || !node.contains(found)) {
+      found = Array.prototype.filter.call(node.querySelectorAll(twin.tag), function (el) {
+        return JSON.stringify(el.dataset || {}) === twin.data && (twin.data !== "{}" || el.textContent === twin.text);
+      })[0];
+    }
+    if (found && !found.disabled) found.focus({ preventScroll: true });
+  }
+
+  // Arrow keys move between the buttons of a group (a hand of cards, a row of
+  // choices, tabs), as in any toolbar; Tab still leaves the group.
+  var ARROWS = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 };
+  document.addEventListener("keydown", function (e) {
+    var step = ARROWS[e.key];
+    var target = e.target;
+    if (!step || e.altKey || e.ctrlKey || e.metaKey || !target || target.tagName !== "BUTTON") return;
+    var group = target.closest(".hand, .choices, .tabs, .card-grid");
+    if (!group) return;
+    var buttons = Array.prototype.filter.call(group.querySelectorAll("button"), function (b) { return !b.disabled; });
+    var i = buttons.indexOf(target);
+    if (i < 0 || !buttons.length) return;
+    e.preventDefault();
+    buttons[(i + step + buttons.length) % buttons.length].focus();
+  });
+
+  // What a screen reader should say when the table moves on (a reveal, a
+  // round's end): the page's one polite live region (base.html, #announce).
+  C.announce = function (text) {
+    var region = document.getElementById("announce");
+    if (region && text) region.textContent = text;
   };
 
   // A signed number as players say it: +5, −3 (a real minus sign), 0.
@@ -75,6 +117,61 @@
 
   C.dot = function (seat) {
     return C.h("span", { className: "dot s" + (seat % 8), "aria-hidden": "true" });
+  };
+
+  // A sideways-scrolling box shows its latest columns (the last rounds) first,
+  // once it is on the page and laid out.
+  C.scrollToEnd = function (box) {
+    var go = function () {
+      box.scrollLeft = box.scrollWidth;
+      // Say that there is more to the left: a scrolled box shows no edge of its own.
+      var next = box.nextElementSibling;
+      var hinted = next && next.classList.contains("scroll-hint");
+      if (box.scrollWidth > box.clientWidth + 1 && !hinted && box.parentNode) {
+        box.parentNode.insertBefore(C.h("p", { className: "hint scroll-hint" },
+          C.t("← Scroll sideways for the earlier ones.")), box.nextSibling);
+      }
+    };
+    if (window.requestAnimationFrame) window.requestAnimationFrame(go); else setTimeout(go, 0);
+  };
+
+  // Short names that stay distinct: the shortest start of each name (at least
+  // `min` letters, whole letters with their accents) that no other player's
+  // name shares; a name that is the start of another stays whole, and two
+  // equal names get their seat number.
+  C.shortNames = function (players, min) {
+    min = min || 3;
+    var chars = players.map(function (p) { return Array.from(String(p).normalize ? String(p).normalize("NFC") : String(p)); });
+    return chars.map(function (mine, seat) {
+      var n = Math.min(min, mine.length);
+      for (; n < mine.length; n++) {
+        var start = mine.slice(0, n).join("").toLowerCase();
+        var shared = chars.some(function (other, k) {
+          return k !== seat && other.slice(0, n).join("").toLowerCase() === start;
+        });
+        if (!shared) break;
+      }
+      var out = mine.slice(0, n).join("").trim();
+      if (n < mine.length) out += "\u2026";
+      var twin = chars.some(function (other, k) { return k !== seat && other.join("") === mine.join(""); });
+      return twin ? out + " " + (seat + 1) : out;
+    });
+  };
+
+  // A mark of a few letters per player for tight spots (the ends of the
+  // chart's lines): the short name when it is short, else the initials of
+  // the name's parts ("Élodie-Françoise Łukasz": "ÉFŁ"); a seat number
+  // where two marks would still be the same.
+  C.marks = function (players) {
+    var short = C.shortNames(players, 3);
+    var marks = players.map(function (p, seat) {
+      if (Array.from(String(p)).length <= 6) return String(p);
+      if (Array.from(short[seat]).length <= 5) return short[seat];
+      return String(p).split(/[\s\-]+/).filter(Boolean).map(function (part) { return Array.from(part)[0]; }).join("");
+    });
+    return marks.map(function (m, seat) {
+      return marks.indexOf(m) !== seat || marks.lastIndexOf(m) !== seat ? m + (seat + 1) : m;
+    });
   };
 
   C.message = function (node, text, kind) {

@@ -80,7 +80,7 @@
   var pinSection = document.getElementById("pin-section");
   function drawPin() {
     if (C.pin.get()) {
-      return C.replace(body(pinSection), h("div", { className: "row" }, h("p", null, t("PIN saved in this tab.")),
+      return C.replace(body(pinSection), h("div", { className: "row" }, h("p", { id: "pin-saved", tabindex: "-1" }, t("PIN saved in this tab.")),
         h("button", { type: "button", className: "fixed", onclick: function () { C.pin.clear(); drawPin(); } }, t("Forget PIN"))));
     }
     var input = h("input", { id: "pin", type: "password", inputmode: "numeric", autocomplete: "off", maxlength: "8", placeholder: "\u2022\u2022\u2022\u2022" });
@@ -90,6 +90,7 @@
       C.pin.set(input.value.trim());
       C.message(msg, "");
       drawPin();
+      document.getElementById("pin-saved").focus();     // the form is gone: the keyboard stays here
     } }, h("label", { for: "pin" }, t("Table PIN")),
       h("div", { className: "row" }, input, h("button", { type: "submit", className: "primary fixed" }, t("Save PIN"))),
       h("p", { className: "hint" }, t("The PIN is shown on the box."))));
@@ -104,11 +105,21 @@
       ? h("div", { className: "row" },
           h("button", { type: "button", className: "danger", id: "undo-yes", onclick: function () {
             confirming = false;
-            send("POST", "/api/actions", { type: "undo" }, t("Undone."), current).then(drawCurrent);
+            send("POST", "/api/actions", { type: "undo" }, t("Undone."), current).then(function () {
+              drawCurrent();
+              document.getElementById("undo").focus();
+            });
           } }, t("Yes, undo")),
-          h("button", { type: "button", onclick: function () { confirming = false; drawCurrent(); } }, t("Cancel")))
-      : h("button", { type: "button", className: "wide", id: "undo", onclick: function () { confirming = true; drawCurrent(); } },
-          t("Undo the last action"));
+          h("button", { type: "button", id: "undo-cancel", onclick: function () {
+            confirming = false;
+            drawCurrent();
+            document.getElementById("undo").focus();
+          } }, t("Cancel")))
+      : h("button", { type: "button", className: "wide", id: "undo", onclick: function () {
+          confirming = true;
+          drawCurrent();
+          document.getElementById("undo-cancel").focus();    // the safe answer first: Shift+Tab reaches "Yes"
+        } }, t("Undo the last action"));
     C.replace(body(current),
       h("h2", null, t("Current game: {title}", { title: C.title(state.game) })),
       h("p", null, state.players.join(", ") + (state.finished ? " \u2014 " + t("Game over") : "")),
@@ -246,7 +257,7 @@
   function drawAction() {
     var examples = (EXAMPLES[state.game] || []).concat(EXAMPLES.any);
     C.replace(body(actionSection), h("h2", null, t("Any action")),
-      h("p", { className: "hint" }, t("One action as JSON, checked by the box.")),
+      h("label", { for: "action-json", className: "hint" }, t("One action as JSON, checked by the box.")),
       h("form", { onsubmit: function (e) {
         e.preventDefault();
         var action;
@@ -286,9 +297,12 @@
 
   // -- live ------------------------------------------------------------------------------------
   var lastGame = state.game;
+  var announce = C.announcer();
+  announce(state);
   C.live({
     state: function (s) {
       state = s;
+      announce(s);
       drawCurrent();
       if (C.entry) C.entry.state(s);
       if (s.game !== lastGame) { lastGame = s.game; drawAction(); drawHubOffer(); }

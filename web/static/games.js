@@ -23,16 +23,29 @@
 
   function same(a, b) { return JSON.stringify(a) === JSON.stringify(b); }
 
-  // A table with one column per player: head row of names, then rows.
-  function seatTable(players, rows, firstHead) {
-    return h("div", { className: "scroll" },
-      h("table", { className: "grid" },
-        h("thead", null, h("tr", null, h("th", null, firstHead || ""),
-          players.map(function (p, seat) { return h("th", { className: "num" }, C.dot(seat), " ", p); }))),
-        h("tbody", null, rows.map(function (row) {
-          return h("tr", { className: row.className || null }, h("th", { scope: "row" }, row.label),
-            row.cells.map(function (cell) { return h("td", { className: "num" }, cell); }));
+  // A table of players and rows (rounds, bids, hands...): one row per player,
+  // the names in a column that stays put while the rounds scroll sideways
+  // (a phone is narrower than twelve rounds).  The scrolling box is a named
+  // region a keyboard can reach (tabindex) to scroll with the arrow keys;
+  // it starts scrolled to the latest round.
+  function seatTable(players, rows, firstHead, title) {
+    var box = h("div", { className: "scroll table-scroll", tabindex: "0", role: "region",
+                         "aria-label": title || firstHead || t("Players") },
+      h("table", { className: "grid by-seat" },
+        h("thead", null, h("tr", null, h("th", { scope: "col", className: "who" }, firstHead || t("Player")),
+          rows.map(function (row) {
+            return h("th", { scope: "col", className: "num" + (row.className ? " " + row.className : "") }, row.label);
+          }))),
+        h("tbody", null, players.map(function (p, seat) {
+          // A no-break space keeps the dot with the name's first word.
+          return h("tr", null, h("th", { scope: "row", className: "who" }, C.dot(seat), "\u00A0",
+            h("span", { className: "pn" + (C.longWord && C.longWord(p, 14) ? " long-word" : "") }, p)),
+            rows.map(function (row) {
+              return h("td", { className: "num" + (row.className ? " " + row.className : "") }, row.cells[seat]);
+            }));
         }))));
+    C.scrollToEnd(box);
+    return box;
   }
 
   function list(items) {
@@ -59,8 +72,9 @@
   }
 
   function tokenDots(n) {
-    if (n > 6) return String(n);
-    return h("span", { className: "tokens", "aria-label": String(n) }, n ? "\u25CF".repeat(n) : "\u2013");
+    // Dots read at a glance up to three; more is a number and one dot (narrow phones).
+    if (n > 3) return h("span", { className: "tokens" }, n + "\u00A0\u25CF");
+    return h("span", { className: "tokens", role: "img", "aria-label": String(n) }, n ? "\u25CF".repeat(n) : "\u2013");
   }
 
   function chip(text, cls) { return h("span", { className: "chip " + cls }, text); }
@@ -141,7 +155,7 @@
         out.push({ title: t("Bids this round"), body: current.length ? seatTable(s.players, current.map(function (b) {
           if (!b.last.annulled) n += 1;
           return bidRow(s, b, b.last.annulled ? "\u00D7" : String(n));
-        }), t("Bid")) : h("p", { className: "muted" }, t("Nothing yet.")) });
+        }), t("Bid"), t("Bids this round")) : h("p", { className: "muted" }, t("Nothing yet.")) });
       }
       if (s.rounds.length) {
         out.push({ title: t("Past rounds"), body: h("div", null,
@@ -149,7 +163,7 @@
             return { label: String(i + 1), cells: r.scores.map(function (v, seat) {
               return seat === r.token ? h("strong", { className: "token-win" }, C.number(v) + " \u25CF") : C.number(v);
             }) };
-          }), t("Round")),
+          }), t("Round"), t("Past rounds")),
           s.rounds.map(function (r, i) {
             var mine = bids.filter(function (b) { return b.round === i + 1; });
             if (!mine.length) return null;
@@ -158,7 +172,7 @@
               seatTable(s.players, mine.map(function (b) {
                 if (!b.last.annulled) k += 1;
                 return bidRow(s, b, b.last.annulled ? "\u00D7" : String(k));
-              }), t("Bid")));
+              }), t("Bid"), t("Bids of round {n}", { n: i + 1 })));
           })) });
       }
       return out;
@@ -243,7 +257,7 @@
             var text = C.signed(v) + " (" + hand.tricks[p] + ")";
             return p === hand.token ? h("strong", { className: "token-win" }, text + " \u25CF") : text;
           }) };
-        }), t("Hand")) });
+        }), t("Hand"), t("Past hands")) });
       }
       return out;
     },
@@ -336,12 +350,12 @@
       if (s.tricks_played) {
         out.push({ title: t("Taken this hand"), body: seatTable(s.players, Object.keys(SUITS).map(function (suit) {
           return { label: SUITS[suit] + " " + suit, cells: s.taken.map(function (taken) { return String(taken[suit]); }) };
-        })) });
+        }), null, t("Taken this hand")) });
       }
       if (s.hands.length) {
         out.push({ title: t("Past hands"), body: seatTable(s.players, s.hands.map(function (hand, i) {
           return { label: String(i + 1), cells: hand.points.map(function (v) { return C.signed(v); }) };
-        }), t("Hand")) });
+        }), t("Hand"), t("Past hands")) });
       }
       return out;
     },
@@ -379,12 +393,14 @@
     },
     sections: function (s) {
       if (!s.hands.length) return [];
+      var short = C.shortNames(s.players, 3);      // the bidder under the hand's number: a narrow column
       return [{ title: t("Past hands"), body: seatTable(s.players, s.hands.map(function (hand, i) {
-        return { label: (i + 1) + " · " + name(s, hand.bidder) + " " + hand.bid,
+        return { label: h("span", { title: name(s, hand.bidder) + " " + hand.bid }, String(i + 1), h("br"),
+                           h("small", null, short[hand.bidder] + " " + hand.bid)),
           cells: hand.points.map(function (v, seat) {
             return h("span", null, String(v), h("br"), h("small", null, C.signed(hand.delta[seat])));
           }) };
-      }), t("Hand")) }];
+      }), t("Hand"), t("Past hands")) }];
     },
     describe: function (st) {
       var a = st.action, s = st.state;
@@ -428,7 +444,7 @@
         }) });
       });
       return Object.keys(rounds).map(Number).sort(function (a, b) { return b - a; }).map(function (r) {
-        return { title: t("Round {r}", { r: r }), body: seatTable(s.players, rounds[r], t("Colours")) };
+        return { title: t("Round {r}", { r: r }), body: seatTable(s.players, rounds[r], t("Colours"), t("Round {r}", { r: r })) };
       });
     },
     describe: function (st) {
@@ -474,7 +490,7 @@
       if (reveals.length > 1) {
         out.push({ title: t("Reveals"), body: seatTable(s.players, reveals.map(function (r, i) {
           return { label: String(i + 1), cells: r.map(C.number) };
-        })) });
+        }), null, t("Reveals")) });
       }
       return out;
     },

@@ -199,7 +199,13 @@
 
     function pickAndConfirm(v, prompt, confirmText) {
       var node = [h("p", { className: "prompt" }, prompt),
-        handButtons(v.hand, function (card) { selected = card; drawPanel(); })];
+        handButtons(v.hand, function (card) {
+          selected = card;
+          drawPanel();
+          // The next step is the confirm button: a keyboard (or screen reader) goes straight to it.
+          var confirm = panel.querySelector("button.confirm");
+          if (confirm) confirm.focus();
+        })];
       if (selected !== null && v.hand.indexOf(selected) >= 0) {
         node.push(h("button", { type: "button", className: "primary wide confirm", onclick: function () {
           send({ type: "bid", seat: me, card: selected });
@@ -304,10 +310,13 @@
     });
 
     var seen = null;
+    var announce = C.announcer();
+    announce(state);
     C.live({
       state: function (s) {
         var text = JSON.stringify(s);
         state = s;
+        announce(s);
         drawPublic();
         fetchView();                          // always: the claim may have changed with it
         if (text !== seen) { seen = text; refreshHistory(); }

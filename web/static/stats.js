@@ -6,7 +6,9 @@
   var C = window.Companion;
   var t = C.t;
   var NS = "http://www.w3.org/2000/svg";
-  var W = 360, ROW = 22, LABEL = 96, NUM = 40, PAD = 4;
+  // Each bar under its player's whole name (a phone has no room for names
+  // beside the bars, and cut names could read the same).
+  var W = 300, ROW = 36, LABEL_H = 16, NUM = 40, PAD = 4;
 
   function el(tag, attrs, text) {
     var node = document.createElementNS(NS, tag);
@@ -20,19 +22,18 @@
     var lo = 0, hi = 0;
     rows.forEach(function (r) { lo = Math.min(lo, r.value); hi = Math.max(hi, r.value); });
     if (hi === lo) hi = lo + 1;
-    var span = W - LABEL - NUM - PAD;
-    function x(v) { return LABEL + span * (v - lo) / (hi - lo); }
+    var span = W - NUM - PAD;
+    function x(v) { return PAD + span * (v - lo) / (hi - lo); }
     var height = rows.length * ROW + PAD;
     var svg = el("svg", { viewBox: "0 0 " + W + " " + height, class: "chart bars", role: "img", "aria-label": title });
     svg.appendChild(el("title", {}, title));
     rows.forEach(function (r, i) {
       var y = PAD + i * ROW;
       var x0 = x(Math.min(0, r.value)), x1 = x(Math.max(0, r.value));
-      svg.appendChild(el("text", { x: LABEL - 6, y: y + ROW * 0.65, class: "tick", "text-anchor": "end" },
-        r.label.length > 14 ? r.label.slice(0, 13) + "…" : r.label));
-      svg.appendChild(el("rect", { x: x0, y: y + 3, width: Math.max(1, x1 - x0), height: ROW - 8,
+      svg.appendChild(el("text", { x: PAD, y: y + LABEL_H - 3, class: "bar-label" }, r.label));
+      svg.appendChild(el("rect", { x: x0, y: y + LABEL_H, width: Math.max(1, x1 - x0), height: ROW - LABEL_H - 6,
                                    class: "bar", fill: "currentColor", "fill-opacity": "0.7" }));
-      svg.appendChild(el("text", { x: x1 + 4, y: y + ROW * 0.65, class: "tick" }, format(r.value)));
+      svg.appendChild(el("text", { x: x1 + 4, y: y + ROW - 9, class: "tick" }, format(r.value)));
     });
     if (lo < 0) {
       svg.appendChild(el("line", { x1: x(0), x2: x(0), y1: 0, y2: height, class: "zero", stroke: "currentColor" }));
