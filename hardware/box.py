@@ -39,11 +39,11 @@ from functools import partial
 
 from PIL import Image
 
-from companion.i18n import N_, set_language
+from companion.i18n import N_, gettext, set_language
 
 from .buttons import HOLDABLE, Buttons, Debouncer, button_names, gpio_notice
 from .display import Screen, open_device, settings as display_settings, DisplayConfigError
-from .draw import HEIGHT, WIDTH, Canvas
+from .draw import HEIGHT, TITLE, WIDTH, Canvas
 from .outputs import Outputs
 from .ui.app import App
 from .voice import Voice
@@ -58,6 +58,8 @@ NOTICE_S = 30.0      # without buttons, each notice stays this long on the scree
 # Notices the box adds to the table (shown on the OLED and the phones).
 NO_BUTTONS = N_("The buttons do not work ({error}): use a phone. See the companion's log.")
 STUCK = N_("The {button} button seems stuck: it is ignored until it is released.")
+# The panel until the buttons are live (``pins_later``): nothing on it invites a press.
+STARTING = N_("Starting…")
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,16 @@ class Frame:
 
 
 class Box:
-    def __init__(self, session, config: dict, mock: bool = False, *, pin_factory=None, display_factory=None):
+    """``pins_later=True`` (``companion run``): the buttons, LEDs and buzzer
+    are left out of the constructor and :meth:`start`; the panel says
+    "Starting…" until :meth:`attach_pins` has claimed them on the box's
+    thread, and only then shows the table.  gpiozero's import and its pins
+    are ~20 ms of CPU here, ~0.2 s on a Pi Zero: this way the panel lights
+    up and the web side serves that much sooner, and no screen ever invites a
+    press that no pin would see."""
+
+    def __init__(self, session, config: dict, mock: bool = False, *, pin_factory=None, display_factory=None,
+                 pins_later: bool = False):
         self.session = session
         self.config = config
         self.mock = mock
@@ -98,37 +109,14 @@ class Box:
         self.render_times: deque[float] = deque(maxlen=2000)   # seconds per frame drawn
         self.wakeups = 0                  # worker loop turns (stays still while idle)
 
-        # Pins: gpiozero's MockFactory in mock mode, passed to each device.
-        if pin_factory is None and mock:
-            from gpiozero.pins.mock import MockFactory
-
-            pin_factory = MockFactory()
         self.pin_factory = pin_factory
         stuck_s = config.get("stuck_s", STUCK_S)
         self.debouncer = Debouncer(self.bounce_s, self.hold_s, HOLDABLE, stuck_s=stuck_s)
         self.buttons: Buttons | None = None
-        try:
-            self.buttons = Buttons(config, pin_factory, self._on_edge, time.monotonic)
-        except Exception as exc:
-            # No pin library, no Pi, a pin taken or refused (BadPinFactory,
-            # RuntimeError, ImportError...): the box still shows the game and
-            # the phones still work; the table is told.
-            if mock:
-                raise
-            log.error("buttons unavailable (%s: %s); the web page still works", type(exc).__name__, exc)
-            notice = gpio_notice(exc)
-            session.update_table(lambda table: table.notices.append(notice))
-        if self.buttons is not None:
-            for name in self.buttons.devices:
-                # held at power-on: disarmed (and reported if it stays down)
-                self.debouncer.add(name, self.buttons.level(name), time.monotonic())
-        try:
-            self.outputs = Outputs(config, pin_factory, strict=mock)
-        except Exception as exc:        # Outputs logs its own device errors; this is the import
-            if mock:
-                raise
-            log.error("LEDs/buzzer unavailable: %s: %s", type(exc).__name__, exc)
-            self.outputs = _NoOutputs()
+        self.outputs = _NoOutputs()
+        self.pins_ready = threading.Event()      # set once the pins are claimed (or refused)
+        if not pins_later:
+            self._attach_pins()
 
         # The panel: never raises here; frames are kept in memory anyway.
         try:
@@ -139,11 +127,57 @@ class Box:
         self.screen = Screen(opener, lambda device: self._post(("display", device)), where["retry_s"],
                              notify=self._screen_notice, where=where,
                              notice_after_s=where["notice_s"])
-        self.app = App(session, config, chirp=self.outputs.chirp)
+        # The outputs may come later (pins_later): the chirp asks for them at each call.
+        self.app = App(session, config, chirp=lambda *args: self.outputs.chirp(*args))
         # Says reveals, round ends and the winner if ``speak`` is on (off by default).
         self.voice = Voice(config, notify=self._voice_notice)
+        if self.pins_ready.is_set():
+            self._without_buttons()
+
+    def _attach_pins(self) -> None:
+        """Claim the buttons, LEDs and buzzer.  Pins: gpiozero's MockFactory
+        in mock mode, passed to each device."""
+        config, mock, pin_factory = self.config, self.mock, self.pin_factory
+        try:
+            if pin_factory is None and mock:
+                from gpiozero.pins.mock import MockFactory
+
+                pin_factory = self.pin_factory = MockFactory()
+            try:
+                self.buttons = Buttons(config, pin_factory, self._on_edge, time.monotonic)
+            except Exception as exc:
+                # No pin library, no Pi, a pin taken or refused (BadPinFactory,
+                # RuntimeError, ImportError...): the box still shows the game and
+                # the phones still work; the table is told.
+                if mock:
+                    raise
+                log.error("buttons unavailable (%s: %s); the web page still works", type(exc).__name__, exc)
+                notice = gpio_notice(exc)
+                self.session.update_table(lambda table: table.notices.append(notice))
+            if self.buttons is not None:
+                for name in self.buttons.devices:
+                    # held at power-on: disarmed (and reported if it stays down)
+                    self.debouncer.add(name, self.buttons.level(name), time.monotonic())
+            try:
+                self.outputs = Outputs(config, pin_factory, strict=mock)
+            except Exception as exc:        # Outputs logs its own device errors; this is the import
+                if mock:
+                    raise
+                log.error("LEDs/buzzer unavailable: %s: %s", type(exc).__name__, exc)
+                self.outputs = _NoOutputs()
+        finally:
+            self.pins_ready.set()           # tried: the panel shows the table either way
+
+    def _without_buttons(self) -> None:
         if self.buttons is None:       # nothing here can dismiss a notice: show each a while
-            self.app.notice_s = float(config.get("notice_s", NOTICE_S))
+            self.app.notice_s = float(self.config.get("notice_s", NOTICE_S))
+
+    def attach_pins(self) -> None:
+        """With ``pins_later``: claim the pins on the box's thread, then show
+        the table (returns at once; :attr:`pins_ready` says when it is done).
+        A no-op once they are claimed."""
+        if not self.pins_ready.is_set():
+            self._post(("pins",))
 
     # -- life -----------------------------------------------------------------------
     def start(self) -> None:
@@ -253,10 +287,13 @@ class Box:
     def _mock_pin(self, name: str):
         if name not in self.button_names:
             raise KeyError(name)
-        if not self.mock or self.buttons is None:
-            raise RuntimeError("press() and hold() drive mock pins: mock mode only")
         if self._worker is None:
             raise RuntimeError("the box is not started")
+        # A press from the /dev page while the pins are being claimed acts once they are.
+        if self.mock and not self.pins_ready.wait(WAIT_S):
+            raise TimeoutError("the box's pins were never claimed")
+        if not self.mock or self.buttons is None:
+            raise RuntimeError("press() and hold() drive mock pins: mock mode only")
         if threading.get_ident() == self._worker_id:
             raise RuntimeError("press() and hold() cannot run on the box's own thread")
         return self.buttons.devices[name].pin
@@ -348,6 +385,10 @@ class Box:
         elif kind == "display":
             self.screen.adopt(item[1])
             self.screen.show(self.frame.image)
+        elif kind == "pins" and not self.pins_ready.is_set():
+            self._attach_pins()
+            self._without_buttons()
+            log.info("box: pins claimed, the table is on the panel")
         self._drain_inline()
 
     def _due(self, holds: list[str]) -> None:
@@ -411,7 +452,10 @@ class Box:
     def _render(self) -> None:
         started = time.perf_counter()
         canvas = Canvas()
-        self.app.draw(canvas)
+        if self.pins_ready.is_set():
+            self.app.draw(canvas)
+        else:
+            canvas.center(HEIGHT // 2 - 8, gettext(STARTING), font=TITLE)
         data = canvas.image.tobytes()
         self.render_times.append(time.perf_counter() - started)
         self.outputs.show_locked(self.app.locked_seats())
@@ -425,7 +469,7 @@ class Box:
     def _render_mirror(self, canvas: Canvas) -> None:
         """The mirror's frame, after the panel's (the panel waits for nothing)."""
         mirror = canvas
-        if self.app.is_private():
+        if self.pins_ready.is_set() and self.app.is_private():
             mirror = Canvas()
             self.app.draw_public(mirror)
         if mirror.image.tobytes() != self.mirror.image.tobytes():
