@@ -14,7 +14,8 @@ Figures, each a real child process:
 
 * **start** — ``companion run --mock``: from spawn to the box's first frame
   (its log line ``box: first frame drawn``), to ``companion: serving`` on
-  stdout, and to the first answered ``GET /api/state``;
+  stdout, to the first answered ``GET /api/state``, and to the buttons being
+  live (``box: pins claimed``: the panel says "Starting…" until then);
 * **phones_50** — that server with 50 phones on ``/api/events``: from just
   before an action's POST to the event at each phone (``bench_push``'s
   clients), p99 and median, one change every 0.1 s; and back to back (the
@@ -125,7 +126,7 @@ def _spawn_companion(limit: cpulimit.CpuLimit, data: Path):
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(),
                             cwd=ROOT, preexec_fn=limit.enter)
     out = _Lines(proc.stdout, ["companion: serving"])
-    err = _Lines(proc.stderr, ["box: first frame drawn"])
+    err = _Lines(proc.stderr, ["box: first frame drawn", "box: pins claimed"])
     return proc, started, out, err
 
 
@@ -156,7 +157,7 @@ def _cpu_s(pid: int) -> float:
 def start(limit, repeat: int) -> dict:
     """The wall-clock figures, and the CPU time spent until serving (which
     does not depend on how busy the machine is: wall ≈ CPU / fraction)."""
-    frame, serving, state, cpu = [], [], [], []
+    frame, serving, state, cpu, buttons = [], [], [], [], []
     for _ in range(repeat):
         with tempfile.TemporaryDirectory(prefix="bench-pi-") as tmp:
             proc, t0, out, err = _spawn_companion(limit, Path(tmp))
@@ -170,11 +171,13 @@ def start(limit, repeat: int) -> dict:
                 conn.getresponse().read()
                 state.append(time.perf_counter() - t0)
                 conn.close()
+                buttons.append(err.wait("box: pins claimed")[0] - t0)
             finally:
                 _stop(proc)
     return {"start_to_first_frame_s": round(statistics.median(frame), 3),
             "start_to_serving_s": round(statistics.median(serving), 3),
             "start_to_first_state_s": round(statistics.median(state), 3),
+            "start_to_buttons_live_s": round(statistics.median(buttons), 3),
             "start_cpu_to_serving_s": round(statistics.median(cpu), 3)}
 
 

@@ -263,7 +263,8 @@ def _start_box(session, config: dict, mock: bool):
     try:
         import hardware
 
-        box = hardware.Box(session, config, mock=mock)
+        # The pins once serving (web.serve.run): "Starting…" on the panel till then.
+        box = hardware.Box(session, config, mock=mock, pins_later=True)
         box.start()
         return box
     except Exception as exc:       # missing package, no pins, a broken driver...

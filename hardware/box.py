@@ -39,14 +39,12 @@ from functools import partial
 
 from PIL import Image
 
-from companion.i18n import N_, set_language
+from companion.i18n import N_, gettext, set_language
 
 from .buttons import HOLDABLE, Buttons, Debouncer, button_names, gpio_notice
 from .display import Screen, open_device, settings as display_settings, DisplayConfigError
-from .draw import HEIGHT, WIDTH, Canvas
+from .draw import HEIGHT, TITLE, WIDTH, Canvas
 from .outputs import Outputs
-from .ui.app import App
-from .voice import Voice
 
 log = logging.getLogger("hardware.box")
 
@@ -58,6 +56,8 @@ NOTICE_S = 30.0      # without buttons, each notice stays this long on the scree
 # Notices the box adds to the table (shown on the OLED and the phones).
 NO_BUTTONS = N_("The buttons do not work ({error}): use a phone. See the companion's log.")
 STUCK = N_("The {button} button seems stuck: it is ignored until it is released.")
+# The panel until the buttons are live (``pins_later``): nothing on it invites a press.
+STARTING = N_("Starting…")
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,17 @@ class Frame:
 
 
 class Box:
-    def __init__(self, session, config: dict, mock: bool = False, *, pin_factory=None, display_factory=None):
+    """``pins_later=True`` (``companion run``): the buttons, LEDs and buzzer,
+    and with them the screens (``app``) and the voice, are left out of the
+    constructor and :meth:`start`; the panel says "Starting…" until
+    :meth:`attach_pins` has claimed the pins on the box's thread, and only
+    then shows the table.  gpiozero's import and its pins, the screens'
+    modules, are ~30 ms of CPU here, ~0.3 s on a Pi Zero: this way the panel
+    lights up and the web side serves that much sooner, and no screen ever
+    invites a press that no pin would see."""
+
+    def __init__(self, session, config: dict, mock: bool = False, *, pin_factory=None, display_factory=None,
+                 pins_later: bool = False):
         self.session = session
         self.config = config
         self.mock = mock
@@ -93,20 +103,60 @@ class Box:
         self._mirror_callbacks: list = []
         self._released: dict[str, float] = {}
         self._last_bytes = b""
+        self._join: tuple[str, str] | None = None   # for the screens, when they come later
+        self._pin_callbacks: list = []              # the screens' (they call them on a new PIN)
         self.frame = Frame(0, Image.new("1", (WIDTH, HEIGHT), 0), ())
         self.mirror = self.frame          # what the web mirror shows (see the module's docstring)
         self.render_times: deque[float] = deque(maxlen=2000)   # seconds per frame drawn
         self.wakeups = 0                  # worker loop turns (stays still while idle)
 
-        # Pins: gpiozero's MockFactory in mock mode, passed to each device.
-        if pin_factory is None and mock:
-            from gpiozero.pins.mock import MockFactory
-
-            pin_factory = MockFactory()
         self.pin_factory = pin_factory
         stuck_s = config.get("stuck_s", STUCK_S)
         self.debouncer = Debouncer(self.bounce_s, self.hold_s, HOLDABLE, stuck_s=stuck_s)
         self.buttons: Buttons | None = None
+        self.outputs = _NoOutputs()
+        self.pins_ready = threading.Event()      # set once the pins are claimed (or refused)
+        if not pins_later:
+            self._attach_pins()
+
+        # The panel: never raises here; frames are kept in memory anyway.
+        try:
+            where = display_settings(config)
+        except DisplayConfigError:
+            where = {"retry_s": 5.0, "port": 1, "address": 0x3C, "notice_s": 10.0}
+        opener = display_factory or partial(open_device, config, mock)
+        self.screen = Screen(opener, lambda device: self._post(("display", device)), where["retry_s"],
+                             notify=self._screen_notice, where=where,
+                             notice_after_s=where["notice_s"])
+        self.app = None                   # the screens (hardware/ui/app.py): after the pins
+        self.voice = None
+        if not pins_later:
+            self._build_table()
+
+    def _build_table(self) -> None:
+        """The screens and the voice, once the pins are claimed (or refused);
+        then the panel shows the table.  Their modules are imported only now."""
+        from .ui.app import App
+        from .voice import Voice
+
+        app = App(self.session, self.config, chirp=self.outputs.chirp)
+        app.pin_callbacks = self._pin_callbacks
+        app.join = self._join
+        if self.buttons is None:       # nothing here can dismiss a notice: show each a while
+            app.notice_s = float(self.config.get("notice_s", NOTICE_S))
+        # Says reveals, round ends and the winner if ``speak`` is on (off by default).
+        self.voice = Voice(self.config, notify=self._voice_notice)
+        self.app = app
+        self.pins_ready.set()
+
+    def _attach_pins(self) -> None:
+        """Claim the buttons, LEDs and buzzer.  Pins: gpiozero's MockFactory
+        in mock mode, passed to each device."""
+        config, mock, pin_factory = self.config, self.mock, self.pin_factory
+        if pin_factory is None and mock:
+            from gpiozero.pins.mock import MockFactory
+
+            pin_factory = self.pin_factory = MockFactory()
         try:
             self.buttons = Buttons(config, pin_factory, self._on_edge, time.monotonic)
         except Exception as exc:
@@ -117,7 +167,7 @@ class Box:
                 raise
             log.error("buttons unavailable (%s: %s); the web page still works", type(exc).__name__, exc)
             notice = gpio_notice(exc)
-            session.update_table(lambda table: table.notices.append(notice))
+            self.session.update_table(lambda table: table.notices.append(notice))
         if self.buttons is not None:
             for name in self.buttons.devices:
                 # held at power-on: disarmed (and reported if it stays down)
@@ -130,20 +180,12 @@ class Box:
             log.error("LEDs/buzzer unavailable: %s: %s", type(exc).__name__, exc)
             self.outputs = _NoOutputs()
 
-        # The panel: never raises here; frames are kept in memory anyway.
-        try:
-            where = display_settings(config)
-        except DisplayConfigError:
-            where = {"retry_s": 5.0, "port": 1, "address": 0x3C, "notice_s": 10.0}
-        opener = display_factory or partial(open_device, config, mock)
-        self.screen = Screen(opener, lambda device: self._post(("display", device)), where["retry_s"],
-                             notify=self._screen_notice, where=where,
-                             notice_after_s=where["notice_s"])
-        self.app = App(session, config, chirp=self.outputs.chirp)
-        # Says reveals, round ends and the winner if ``speak`` is on (off by default).
-        self.voice = Voice(config, notify=self._voice_notice)
-        if self.buttons is None:       # nothing here can dismiss a notice: show each a while
-            self.app.notice_s = float(config.get("notice_s", NOTICE_S))
+    def attach_pins(self) -> None:
+        """With ``pins_later``: claim the pins on the box's thread, then show
+        the table (returns at once; :attr:`pins_ready` says when it is done).
+        A no-op once they are claimed."""
+        if not self.pins_ready.is_set():
+            self._post(("pins",))
 
     # -- life -----------------------------------------------------------------------
     def start(self) -> None:
@@ -203,7 +245,7 @@ class Box:
     def subscribe_pin(self, callback):
         """``callback(pin)`` when a new PIN is drawn from the box's menu (on
         the box's thread: be quick); returns the unsubscribe function."""
-        callbacks = self.app.pin_callbacks
+        callbacks = self._pin_callbacks
         callbacks.append(callback)
 
         def unsubscribe():
@@ -253,10 +295,13 @@ class Box:
     def _mock_pin(self, name: str):
         if name not in self.button_names:
             raise KeyError(name)
-        if not self.mock or self.buttons is None:
-            raise RuntimeError("press() and hold() drive mock pins: mock mode only")
         if self._worker is None:
             raise RuntimeError("the box is not started")
+        # A press from the /dev page while the pins are being claimed acts once they are.
+        if self.mock and not self.pins_ready.wait(WAIT_S):
+            raise TimeoutError("the box's pins were never claimed")
+        if not self.mock or self.buttons is None:
+            raise RuntimeError("press() and hold() drive mock pins: mock mode only")
         if threading.get_ident() == self._worker_id:
             raise RuntimeError("press() and hold() cannot run on the box's own thread")
         return self.buttons.devices[name].pin
@@ -328,7 +373,8 @@ class Box:
                     self._cond.notify_all()
 
     def _timeout(self) -> float | None:
-        deadlines = [t for t in (self.debouncer.next_deadline(), self.app.next_deadline()) if t is not None]
+        app_deadline = self.app.next_deadline() if self.app is not None else None
+        deadlines = [t for t in (self.debouncer.next_deadline(), app_deadline) if t is not None]
         if not deadlines:
             return None                      # sleep until something happens
         return max(0.0, min(deadlines) - time.monotonic())
@@ -340,21 +386,34 @@ class Box:
             self._dispatch(self.debouncer.edge(name, pressed, at), holds)
         elif kind == "change":
             self._follow(item[1])
-        elif kind == "refresh":
-            self.app.refresh(None)
-            self.voice.previous = self.app.public
+        elif kind == "refresh" and self.app is not None:
+            self._refresh()
         elif kind == "join":
-            self.app.join = (item[1], item[2])
+            self._join = (item[1], item[2])
+            if self.app is not None:
+                self.app.join = self._join
         elif kind == "display":
             self.screen.adopt(item[1])
             self.screen.show(self.frame.image)
+        elif kind == "pins" and not self.pins_ready.is_set():
+            try:
+                self._attach_pins()
+            finally:                        # tried: the table on the panel all the same
+                self._build_table()
+                self._refresh()
+                log.info("box: pins claimed, the table is on the panel")
         self._drain_inline()
+
+    def _refresh(self) -> None:
+        self.app.refresh(None)
+        self.voice.previous = self.app.public
 
     def _due(self, holds: list[str]) -> None:
         now = time.monotonic()
         if self.buttons is not None:
             self._dispatch(self.debouncer.due(now, self.buttons.level), holds)
-        self.app.due(now)
+        if self.app is not None:
+            self.app.due(now)
         self._drain_inline()
 
     def _dispatch(self, events, holds: list[str]) -> None:
@@ -395,7 +454,10 @@ class Box:
 
     def _follow(self, change) -> None:
         """A session change: the screens follow it, then the voice (which
-        only starts its process: the worker never waits for it)."""
+        only starts its process: the worker never waits for it).  Before
+        the screens exist there is nothing to follow: they read the table whole."""
+        if self.app is None:
+            return
         self.app.refresh(change)
         try:
             self.voice.follow(change)
@@ -411,10 +473,14 @@ class Box:
     def _render(self) -> None:
         started = time.perf_counter()
         canvas = Canvas()
-        self.app.draw(canvas)
+        if self.app is not None:
+            self.app.draw(canvas)
+        else:
+            canvas.center(HEIGHT // 2 - 8, gettext(STARTING), font=TITLE)
         data = canvas.image.tobytes()
         self.render_times.append(time.perf_counter() - started)
-        self.outputs.show_locked(self.app.locked_seats())
+        if self.app is not None:
+            self.outputs.show_locked(self.app.locked_seats())
         if data != self._last_bytes or canvas.private != self.frame.private:
             self._last_bytes = data
             self.frame = Frame(self.frame.version + 1, canvas.image, tuple(canvas.texts), canvas.private)
@@ -425,7 +491,7 @@ class Box:
     def _render_mirror(self, canvas: Canvas) -> None:
         """The mirror's frame, after the panel's (the panel waits for nothing)."""
         mirror = canvas
-        if self.app.is_private():
+        if self.app is not None and self.app.is_private():
             mirror = Canvas()
             self.app.draw_public(mirror)
         if mirror.image.tobytes() != self.mirror.image.tobytes():

@@ -16,7 +16,6 @@ import logging
 
 from flask import jsonify
 
-from .feeder import from_config
 
 log = logging.getLogger("companion.hub.feeder")
 
@@ -25,7 +24,13 @@ def attach(app, store, session, config: dict):
     """Start the feeder if the box is joined to a hub; add ``GET /api/hub``;
     return the function that stops the feeder."""
     try:
-        feeder = from_config(config, store, session)
+        feeder = None
+        # The feeder's module (urllib, the exports) only on a box joined to
+        # a hub: most tables have none, and every start would pay the import.
+        if config.get("hub_url") and config.get("hub_key"):
+            from .feeder import from_config
+
+            feeder = from_config(config, store, session)
     except Exception as exc:      # a bad URL or an unreadable store: the table still runs
         log.error("not feeding the hub: %s", exc)
         feeder = None

@@ -172,8 +172,10 @@ def create_app(session, *, box=None, config: dict, pin: str) -> Flask:
     :func:`companion.config.load` (plus ``mock`` and ``url`` from the
     runner); ``pin`` the table PIN shown on the box."""
     from . import api, dev, game_api, history, pages, roster, seats
+    from .rules import LazyBuildRule
 
     app = Flask("web")
+    app.url_rule_class = LazyBuildRule      # URL builders at first use (web/rules.py): a faster start
     # Before any route is added: every <int:...> is a number the store can hold.
     app.url_map.converters["int"] = errors.StoredInt
     app.config["MAX_CONTENT_LENGTH"] = int(config.get("max_body") or MAX_BODY)

@@ -467,6 +467,8 @@ def run(args, parts, start_extras=None) -> int:
 
     print(f"companion: serving {url}  table PIN {pin}" + ("  (mock box: /dev)" if mock else ""), flush=True)
     sdnotify.notify("READY=1")
+    if box is not None and hasattr(box, "attach_pins"):
+        box.attach_pins()       # a box started with pins_later claims its buttons now, on its own thread
     # Everything made so far lives as long as the process: out of the
     # collector's sight (a full collection would scan it all: ~15 ms here,
     # over 0.1 s on a Pi Zero, at a random moment), and back on for the rest.
