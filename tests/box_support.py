@@ -108,6 +108,23 @@ def box(session, mock_factory):
     b.close()
 
 
+def record_cut_texts(monkeypatch) -> set:
+    """Patch ``hardware.draw.fit`` for the test: every text it cuts short
+    (with an ellipsis) is added to the set returned."""
+    from hardware import draw
+
+    cut: set = set()
+    fit = draw.fit
+
+    def recording_fit(text, font, width):
+        out = fit(text, font, width)
+        if out != text:
+            cut.add(text)
+        return out
+    monkeypatch.setattr(draw, "fit", recording_fit)
+    return cut
+
+
 def shows(box, *words) -> None:
     """The current frame draws every one of ``words``."""
     drawn = " | ".join(box.frame.texts)
