@@ -13,24 +13,26 @@ from pathlib import Path
 from companion.timeline import replay
 
 
-def long_log(n: int = 10_000, seed: int = 7) -> list[str]:
-    """A scoreboard log of ``n`` actions: adds, tokens, secret rounds and undos."""
+def long_log(n: int = 10_000, seed: int = 7, players=("Ann", "Ben", "Chloé", "Dan"),
+             secret_max: int = 99) -> list[str]:
+    """A scoreboard log of ``n`` actions: adds, tokens, secret rounds (numbers
+    0 to ``secret_max``) and undos, for ``players``; the same for a seed."""
     rng = random.Random(seed)
-    players = ["Ann", "Ben", "Chloé", "Dan"]
-    lines = [json.dumps({"type": "new_game", "game": "scoreboard", "players": players})]
+    seats = len(players)
+    lines = [json.dumps({"type": "new_game", "game": "scoreboard", "players": list(players)})]
     entered: set[int] = set()
     while len(lines) < n:
         r = rng.random()
         if r < 0.6:
-            lines.append(json.dumps({"type": "add", "seat": rng.randrange(4), "points": rng.randint(-10, 10)}))
+            lines.append(json.dumps({"type": "add", "seat": rng.randrange(seats), "points": rng.randint(-10, 10)}))
         elif r < 0.7:
-            lines.append(json.dumps({"type": "token", "seat": rng.randrange(4), "delta": 1}))
+            lines.append(json.dumps({"type": "token", "seat": rng.randrange(seats), "delta": 1}))
         elif r < 0.95:
-            seat = rng.choice([s for s in range(4) if s not in entered])
-            entered = set() if len(entered) == 3 else entered | {seat}
-            lines.append(json.dumps({"type": "secret", "seat": seat, "value": rng.randint(0, 99)}))
+            seat = rng.choice([s for s in range(seats) if s not in entered])
+            entered = set() if len(entered) == seats - 1 else entered | {seat}
+            lines.append(json.dumps({"type": "secret", "seat": seat, "value": rng.randint(0, secret_max)}))
         else:  # a slip of the finger, taken back
-            lines.append(json.dumps({"type": "add", "seat": rng.randrange(4), "points": 5}))
+            lines.append(json.dumps({"type": "add", "seat": rng.randrange(seats), "points": 5}))
             lines.append(json.dumps({"type": "undo"}))
     return lines[:n]
 

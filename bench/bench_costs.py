@@ -28,7 +28,6 @@ from __future__ import annotations
 import http.client
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -36,6 +35,9 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+
+from .bench_idle import end_child, free_port, wait_serving
+from .bench_idle import rss_mb as idle_rss_mb
 
 PIN = "0000"
 CLIENTS = 8
@@ -46,38 +48,13 @@ PLAYERS = ["Ann", "Ben", "Chloé", "Dan", "Élodie", "François", "Zoë", "Łuka
 def largest_game(lines: int, seed: int) -> bytes:
     """A scoreboard log of ``lines`` lines, eight seats: adds, tokens, secret
     rounds and undos (bench_core's mix), the largest game the box stores."""
-    import random
+    from .bench_core import long_log
 
-    rng = random.Random(seed)
-    out = [json.dumps({"type": "new_game", "game": "scoreboard", "players": PLAYERS})]
-    entered: set[int] = set()
-    while len(out) < lines:
-        r = rng.random()
-        if r < 0.6:
-            out.append(json.dumps({"type": "add", "seat": rng.randrange(8), "points": rng.randint(-10, 10)}))
-        elif r < 0.7:
-            out.append(json.dumps({"type": "token", "seat": rng.randrange(8), "delta": 1}))
-        elif r < 0.95:
-            seat = rng.choice([s for s in range(8) if s not in entered])
-            entered = set() if len(entered) == 7 else entered | {seat}
-            out.append(json.dumps({"type": "secret", "seat": seat, "value": rng.randint(0, 20)}))
-        else:                   # a slip of the finger, taken back
-            out.append(json.dumps({"type": "add", "seat": rng.randrange(8), "points": 5}))
-            out.append(json.dumps({"type": "undo"}))
-    return ("\n".join(out[:lines]) + "\n").encode()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return ("\n".join(long_log(lines, seed, PLAYERS, secret_max=20)) + "\n").encode()
 
 
 def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return round(int(line.split()[1]) / 1024, 1)
-    return 0.0
+    return round(idle_rss_mb(pid), 1)
 
 
 def request(conn, method, path, body=None, headers=None) -> tuple[int, bytes]:
@@ -220,16 +197,7 @@ def run(quick: bool = False) -> dict:
         child = subprocess.Popen([*_companion(), "run", "--mock", "--host", "127.0.0.1", "--port", str(port),
                                   "--data", data], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
         try:
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    status, _ = request(connect(port), "GET", "/api/state")
-                    if status == 200:
-                        break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        raise RuntimeError("the appliance did not start") from None
-                    time.sleep(0.1)
+            wait_serving(port, timeout=30)
             costs = route_costs(port, 1)
             public = {p: c for p, c in costs.items() if c["status"] == 200}
             heaviest = max(public, key=lambda p: (public[p]["warm_ms"], public[p]["bytes"]))
@@ -240,11 +208,7 @@ def run(quick: bool = False) -> dict:
                      for g in range(1, STORED_GAMES + 1)]
             cycling = phase(child.pid, port, poster, seconds, pages)
         finally:
-            child.terminate()
-            try:
-                child.wait(10)
-            except subprocess.TimeoutExpired:
-                child.kill()
+            end_child(child, 10)
     return {
         "largest_game": {"lines": MAX_GAME_LINES, "log_bytes": log_bytes, "stored_games": STORED_GAMES,
                          "history_page_steps": HISTORY_PAGE_STEPS},

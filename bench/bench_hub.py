@@ -78,13 +78,7 @@ def bench_ingest(server, url, games_per_box):
             if status != 200:
                 errors.append(status)
 
-    t0 = time.perf_counter()
-    threads = [threading.Thread(target=box, args=(b,)) for b in range(BOXES)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    seconds = time.perf_counter() - t0
+    seconds = _all_at_once(box, [(b,) for b in range(BOXES)])
     games = BOXES * games_per_box
     return {"games": games, "games_per_min": round(games / seconds * 60), "errors": len(errors),
             "baseline_bare_inserts_per_min": _bare_inserts(url, games), "target_games_per_min": 1000}
@@ -102,13 +96,20 @@ def _bare_inserts(url, rows):
                 conn.execute("INSERT INTO bench_bare (body) VALUES (%s)", ("x" * 200,))
 
     per = max(1, rows // BOXES)
+    return round(per * BOXES / _all_at_once(worker, [(per,)] * BOXES) * 60)
+
+
+def _all_at_once(target, args_each) -> float:
+    """``target(*args)`` in a thread for each of ``args_each``, all started
+    together: the seconds until the last is done (the figure and its baseline
+    are timed the same way)."""
     t0 = time.perf_counter()
-    threads = [threading.Thread(target=worker, args=(per,)) for _ in range(BOXES)]
+    threads = [threading.Thread(target=target, args=args) for args in args_each]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    return round(per * BOXES / (time.perf_counter() - t0) * 60)
+    return time.perf_counter() - t0
 
 
 class _SSE:

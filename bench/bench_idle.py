@@ -108,11 +108,16 @@ def measure(cmd, port: int, idle_s: float, phones: int) -> dict:
                 "idle_cpu_percent": round(100 * (cpu1 - cpu0) / (w1 - w0), 3),
                 "rss_mb": round(rss, 1)}
     finally:
-        child.terminate()
-        try:
-            child.wait(5)
-        except subprocess.TimeoutExpired:
-            child.kill()
+        end_child(child, 5)
+
+
+def end_child(child: subprocess.Popen, timeout: float) -> None:
+    """Ask ``child`` to end (SIGTERM); kill it if it has not within ``timeout`` seconds."""
+    child.terminate()
+    try:
+        child.wait(timeout)
+    except subprocess.TimeoutExpired:
+        child.kill()
 
 
 def run(quick: bool = False) -> dict:

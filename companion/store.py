@@ -252,15 +252,11 @@ class Store:
     def append(self, game_id: int, seq: int, line: str, finished: bool, winner) -> None:
         """Append line ``seq`` of a game; durable when this returns."""
         now = self.clock()
-        try:
-            self.db.execute("BEGIN IMMEDIATE")
-            self.db.execute("INSERT INTO actions VALUES (?,?,?,?)", (game_id, seq, line, now))
-            self.db.execute("UPDATE games SET updated=?, finished=?, winner=? WHERE id=?",
-                            (now, int(finished), json.dumps(winner) if winner is not None else None, game_id))
-            self.db.execute("COMMIT")
-        except sqlite3.Error as exc:
-            self._rollback()
-            raise StoreError(N_("could not store the action ({detail})"), detail=str(exc))
+
+        def add(db):
+            db.execute("INSERT INTO actions VALUES (?,?,?,?)", (game_id, seq, line, now))
+            _set_outcome(db, game_id, now, finished, winner)
+        self._write(N_("could not store the action ({detail})"), add)
 
     def take_back(self, game_id: int, seq: int, finished: bool, winner) -> None:
         """Acknowledge an ``undo`` that takes back the unrevealed secret entry
@@ -269,18 +265,14 @@ class Store:
         not stored.  Durable when this returns; then the write-ahead log is
         checkpointed and emptied so the value's bytes leave the files."""
         now = self.clock()
-        try:
-            self.db.execute("BEGIN IMMEDIATE")
-            self.db.execute("DELETE FROM actions WHERE game_id=? AND seq=?", (game_id, seq))
+
+        def delete(db):
+            db.execute("DELETE FROM actions WHERE game_id=? AND seq=?", (game_id, seq))
             # Two steps: (game_id, seq) is unique at every row of an UPDATE.
-            self.db.execute("UPDATE actions SET seq=-seq WHERE game_id=? AND seq>?", (game_id, seq))
-            self.db.execute("UPDATE actions SET seq=-seq-1 WHERE game_id=? AND seq<0", (game_id,))
-            self.db.execute("UPDATE games SET updated=?, finished=?, winner=? WHERE id=?",
-                            (now, int(finished), json.dumps(winner) if winner is not None else None, game_id))
-            self.db.execute("COMMIT")
-        except sqlite3.Error as exc:
-            self._rollback()
-            raise StoreError(N_("could not store the action ({detail})"), detail=str(exc))
+            db.execute("UPDATE actions SET seq=-seq WHERE game_id=? AND seq>?", (game_id, seq))
+            db.execute("UPDATE actions SET seq=-seq-1 WHERE game_id=? AND seq<0", (game_id,))
+            _set_outcome(db, game_id, now, finished, winner)
+        self._write(N_("could not store the action ({detail})"), delete)
         self._checkpoint()
         self._refresh_backup(game_id)
 
@@ -452,6 +444,12 @@ def _json_or(text, default):
         return json.loads(text)
     except (TypeError, ValueError, RecursionError):
         return default
+
+
+def _set_outcome(db: sqlite3.Connection, game_id: int, now: float, finished: bool, winner) -> None:
+    """A game's row after a line is appended or taken back: when, finished, who won."""
+    db.execute("UPDATE games SET updated=?, finished=?, winner=? WHERE id=?",
+               (now, int(finished), json.dumps(winner) if winner is not None else None, game_id))
 
 
 COLUMNS = {

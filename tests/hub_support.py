@@ -26,6 +26,8 @@ from pathlib import Path
 
 import pytest
 
+from test_web_support import serving
+
 
 def postgres_bin() -> Path | None:
     """The newest installed PostgreSQL's bin folder (Debian keeps them per version)."""
@@ -135,21 +137,13 @@ def hub_server(hub_db):
 
 @contextmanager
 def running_hub(url: str, port: int = 0):
-    import threading
-
     from hub.app import create_app
     from hub.serve import HubServer
 
     server = HubServer(create_app(url), "127.0.0.1", port)
     server.db = url
-    thread = threading.Thread(target=server.serve_forever, name="test-hub", daemon=True)
-    thread.start()
-    try:
+    with serving(server, "test-hub", "the hub"):
         yield server
-    finally:
-        server.stop()
-        thread.join(10)
-        assert not thread.is_alive(), "the hub did not stop"
 
 
 def add_box(url: str, name: str) -> str:

@@ -7,22 +7,10 @@ import json
 
 import pytest
 
-from test_web_support import PIN, FakeBox, make_app, pin_headers, wait_until
+from test_web_support import PIN, FakeBox, app, client, make_app, pin_headers, wait_until  # noqa: F401 (fixtures)
 
 THIRD_MAN = {"type": "new_game", "game": "third-man", "players": ["Ann", "Ben", "Chloé", "Dan"]}
 SCOREBOARD = {"type": "new_game", "game": "scoreboard", "players": ["Ann", "Ben", "Chloé"]}
-
-
-@pytest.fixture
-def app(session):
-    app = make_app(session)
-    yield app
-    app.extensions["companion"].close()
-
-
-@pytest.fixture
-def client(app):
-    return app.test_client()
 
 
 def post(client, action, headers=None, **kw):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from box_support import make_box, mock_factory  # noqa: F401 (fixtures)
+from box_support import make_box, mock_factory, world  # noqa: F401 (fixtures)
 from test_web_support import PIN, FakeBox, make_app
 
 THIRD_MAN = {"type": "new_game", "game": "third-man", "players": ["Ann", "Ben", "Chloé", "Dan"]}
@@ -63,36 +63,6 @@ def test_the_mirror_does_not_follow_bens_cursor_over_his_hand(table, session):
     assert len(seen_panel) >= 4, "the panel shows the cursor moving (the test sees the moves)"
     assert len(seen_mirror) == 1, "the mirror must not change while Ben chooses"
     assert "is choosing\u2026" in box.mirror.texts and "Ben" in box.mirror.texts
-
-
-@pytest.fixture
-def world(tmp_path):
-    """``world(name)`` -> (session, box, client): a table of its own (its store, mock pins)."""
-    from gpiozero.pins.mock import MockFactory
-
-    from companion.session import TableSession
-    from companion.store import Store
-    from hardware import Box
-    from hardware.testing import box_config
-
-    made = []
-
-    def make(name):
-        store = Store(tmp_path / name)
-        sess = TableSession(store)
-        factory = MockFactory()
-        box = Box(sess, box_config(), mock=True, pin_factory=factory)
-        box.start()
-        app = make_app(sess, box=box, mock=True)
-        made.append((app, box, factory, store))
-        return sess, box, app.test_client()
-
-    yield make
-    for app, box, factory, store in made:
-        app.extensions["companion"].close()
-        box.close()
-        factory.reset()
-        store.close()
 
 
 @pytest.mark.parametrize("moves", [1, 3])

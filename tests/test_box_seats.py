@@ -11,41 +11,11 @@ from __future__ import annotations
 
 import pytest
 
-from box_support import make_box, mock_factory, shows  # noqa: F401 (fixtures)
-from test_web_support import make_app, pin_headers
+from box_support import make_box, mock_factory, shows, world  # noqa: F401 (fixtures)
+from test_web_support import pin_headers
 
 THIRD_MAN = {"type": "new_game", "game": "third-man", "players": ["Ann", "Ben", "Chloé", "Dan"]}
 SCOREBOARD = {"type": "new_game", "game": "scoreboard", "players": ["Ann", "Ben", "Chloé"]}
-
-
-@pytest.fixture
-def world(tmp_path):
-    """``world(name)`` -> (session, box, client): a table of its own."""
-    from gpiozero.pins.mock import MockFactory
-
-    from companion.session import TableSession
-    from companion.store import Store
-    from hardware import Box
-    from hardware.testing import box_config
-
-    made = []
-
-    def make(name="table"):
-        store = Store(tmp_path / name)
-        session = TableSession(store)
-        factory = MockFactory()
-        box = Box(session, box_config(), mock=True, pin_factory=factory)
-        box.start()
-        app = make_app(session, box=box, mock=True)
-        made.append((app, box, factory, store))
-        return session, box, app.test_client()
-
-    yield make
-    for app, box, factory, store in made:
-        app.extensions["companion"].close()
-        box.close()
-        factory.reset()
-        store.close()
 
 
 def claim(client, seat, name=None):

@@ -17,6 +17,8 @@ from babel.messages.pofile import read_po
 
 from companion.i18n import LANGUAGES, LOCALE_DIR, gettext, normalise, translate_error
 
+from box_support import record_cut_texts
+
 ROOT = Path(__file__).resolve().parents[1]
 KEYWORDS = {"_": None, "N_": None, "gettext": None}
 METHODS = [
@@ -304,15 +306,7 @@ def test_french_box_screens_fit_the_oled(game, tmp_path, monkeypatch):
     from hardware.ui import menus
     from hardware.ui.app import App
 
-    cut, overflow = set(), set()
-    fit = d.fit
-
-    def recording_fit(text, font, width):
-        out = fit(text, font, width)
-        if out != text:
-            cut.add(text)
-        return out
-
+    cut, overflow = record_cut_texts(monkeypatch), set()
     text = d.Canvas.text
 
     def recording_text(self, x, y, s, font=d.BODY, fill=d.ON, anchor="la"):
@@ -323,7 +317,6 @@ def test_french_box_screens_fit_the_oled(game, tmp_path, monkeypatch):
                 overflow.add(s)
         return text(self, x, y, s, font, fill, anchor)
 
-    monkeypatch.setattr(d, "fit", recording_fit)
     monkeypatch.setattr(d.Canvas, "text", recording_text)
     monkeypatch.setattr(menus, "switch_language", lambda app, language: None)   # stay in French
     monkeypatch.setattr(fight_solver, "COALITION_BUDGET", 500)                    # quick hints

@@ -21,7 +21,6 @@ turn being entered) and a message over it.
 from __future__ import annotations
 
 import io
-import itertools
 import os
 from pathlib import Path
 
@@ -30,12 +29,12 @@ from PIL import Image, ImageChops
 
 from companion.games.fight import legal_changes
 from companion.i18n import gettext
-from companion.games.third_man import score_bid
 from hardware.testing import box_config
 from hardware.ui.diabolo import DEFAULT_COLOURS
 
-from box_support import make_box, mock_factory  # noqa: F401 (fixtures)
+from box_support import make_box, mock_factory, record_cut_texts  # noqa: F401 (fixtures)
 from test_box_fight import hint_shown
+from test_box_screens import reach_plus_20 as best_bid   # the furthest-reaching bid: a round ends soon
 
 ROOT = Path(__file__).resolve().parent.parent
 SCREENS = ROOT / "docs" / "screens"
@@ -88,31 +87,9 @@ class Gallery:
 
 @pytest.fixture(params=["en", "fr"])
 def gallery(request, make_box, session, monkeypatch):
-    from hardware import draw
-
-    cut: set = set()
-    fit = draw.fit
-
-    def recording_fit(text, font, width):
-        out = fit(text, font, width)
-        if out != text:
-            cut.add(text)
-        return out
-    monkeypatch.setattr(draw, "fit", recording_fit)
+    cut = record_cut_texts(monkeypatch)
     box = make_box(box_config(bounce_ms=1, language=request.param))
     return Gallery(box, session, request.param, cut)
-
-
-def best_bid(p: dict) -> tuple[int, ...]:
-    """Cards (seat order) that push a score furthest: a round ends in a few bids."""
-    best = None
-    for cards in itertools.product(*p["hands"]):
-        points = score_bid(cards)
-        if points is not None:
-            reach = max(s + g for s, g in zip(p["scores"], points))
-            if best is None or reach > best[0]:
-                best = (reach, cards)
-    return best[1]
 
 
 def test_third_man(gallery):

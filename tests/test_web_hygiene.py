@@ -17,25 +17,13 @@ import pytest
 from box_support import mock_factory  # noqa: F401 (fixture)
 from companion.exports import steps_of
 from companion.limits import HISTORY_PAGE_STEPS, MAX_GAME_LINES, MAX_IMPORT_BYTES
-from test_web_support import PIN, http, make_app, pin_headers, running_server
+from test_web_support import PIN, app, client, http, make_app, pin_headers, running_server  # noqa: F401 (fixtures)
 
 SCOREBOARD = {"type": "new_game", "game": "scoreboard", "players": ["Ann", "Ben", "Chloé"]}
 
 
 def add(seat, points):
     return {"type": "add", "seat": seat, "points": points}
-
-
-@pytest.fixture
-def app(session):
-    app = make_app(session)
-    yield app
-    app.extensions["companion"].close()
-
-
-@pytest.fixture
-def client(app):
-    return app.test_client()
 
 
 def post(client, body, headers=None):

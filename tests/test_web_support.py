@@ -11,6 +11,8 @@ import socket
 import threading
 import time
 
+import pytest
+
 from companion.session import TableSession
 from companion.store import Store
 
@@ -82,6 +84,19 @@ def make_app(session, *, box=None, pin=PIN, **config):
     return create_app(session, box=box, config=base, pin=pin)
 
 
+@pytest.fixture
+def app(session):
+    """The web app on the test's session, no box; its streams closed at the end."""
+    app = make_app(session)
+    yield app
+    app.extensions["companion"].close()
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
 def pin_headers(pin=PIN) -> dict:
     return {"X-Table-Pin": pin}
 
@@ -103,14 +118,22 @@ def running_server(app, port=0, **config):
             if not port or attempt == 49:
                 raise
             time.sleep(0.1)
-    thread = threading.Thread(target=server.serve_forever, name="test-server", daemon=True)
+    with serving(server, "test-server", "the server"):
+        yield server
+
+
+@contextlib.contextmanager
+def serving(server, name: str, what: str):
+    """``server.serve_forever()`` in a thread called ``name``; stopped and
+    joined at the end (``what`` names it if it does not stop)."""
+    thread = threading.Thread(target=server.serve_forever, name=name, daemon=True)
     thread.start()
     try:
         yield server
     finally:
         server.stop()
         thread.join(10)
-        assert not thread.is_alive(), "the server did not stop"
+        assert not thread.is_alive(), f"{what} did not stop"
 
 
 def http(port, method, path, body=None, headers=None, timeout=5.0):

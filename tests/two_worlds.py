@@ -21,12 +21,7 @@ from __future__ import annotations
 import itertools
 import json
 
-from gpiozero.pins.mock import MockFactory
-
-from companion.session import TableSession
-from companion.store import Store
-from hardware import Box
-from hardware.testing import box_config
+from box_support import MockTable
 from web import create_app
 from web.auth import PinGuard
 
@@ -41,13 +36,10 @@ class World:
 
     def __init__(self, folder, pin: str):
         self.clock = [1_800_000_000.0]                       # a fixed, steppable wall clock
-        self.store = Store(folder, clock=lambda: self.clock[0])
-        self.session = TableSession(self.store)
-        self.factory = MockFactory()
-        self.box = Box(self.session, box_config(), mock=True, pin_factory=self.factory)
-        self.box.start()
+        self.table = MockTable(folder, clock=lambda: self.clock[0])
+        self.store, self.session, self.box = self.table.store, self.table.session, self.table.box
         config = {"language": "en", "max_streams": 100, "keepalive_s": 15.0, "mock": True, "url": URL}
-        self.app = create_app(self.session, box=self.box, config=config, pin=pin)
+        self.app = self.table.app = create_app(self.session, box=self.box, config=config, pin=pin)
         self.box.show_join(URL, pin)
         self.companion = self.app.extensions["companion"]
         self.client = self.app.test_client()
@@ -72,10 +64,7 @@ class World:
         return self.companion.pin                            # the box's menu may draw a new one
 
     def close(self) -> None:
-        self.companion.close()
-        self.box.close()
-        self.factory.reset()
-        self.store.close()
+        self.table.close()
 
     # -- what a phone does ---------------------------------------------------
     def headers(self, credential, seat=None) -> dict:
