@@ -104,6 +104,7 @@ class Box:
         self._released: dict[str, float] = {}
         self._last_bytes = b""
         self._join: tuple[str, str] | None = None   # for the screens, when they come later
+        self._hub = None                  # the club hub's feeder (hub/box.py), likewise
         self._pin_callbacks: list = []              # the screens' (they call them on a new PIN)
         self.frame = Frame(0, Image.new("1", (WIDTH, HEIGHT), 0), ())
         self.mirror = self.frame          # what the web mirror shows (see the module's docstring)
@@ -142,6 +143,7 @@ class Box:
         app = App(self.session, self.config, chirp=self.outputs.chirp)
         app.pin_callbacks = self._pin_callbacks
         app.join = self._join
+        app.hub = self._hub
         if self.buttons is None:       # nothing here can dismiss a notice: show each a while
             app.notice_s = float(self.config.get("notice_s", NOTICE_S))
         # Says reveals, round ends and the winner if ``speak`` is on (off by default).
@@ -179,6 +181,12 @@ class Box:
                 raise
             log.error("LEDs/buzzer unavailable: %s: %s", type(exc).__name__, exc)
             self.outputs = _NoOutputs()
+
+    def show_hub(self, feeder) -> None:
+        """Hand the club hub's feeder to the screens, on the box's thread
+        (they read its status, never the network).  Returns at once; the
+        screens built later (``pins_later``) get it too."""
+        self._post(("hub", feeder))
 
     def attach_pins(self) -> None:
         """With ``pins_later``: claim the pins on the box's thread, then show
@@ -392,6 +400,11 @@ class Box:
             self._join = (item[1], item[2])
             if self.app is not None:
                 self.app.join = self._join
+        elif kind == "hub":
+            self._hub = item[1]
+            if self.app is not None:
+                self.app.hub = self._hub
+                self._refresh()
         elif kind == "display":
             self.screen.adopt(item[1])
             self.screen.show(self.frame.image)

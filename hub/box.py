@@ -48,13 +48,14 @@ def attach(app, store, session, config: dict):
 
 
 def show_on_box(box, feeder) -> None:
-    """Hand ``feeder`` to the box's screens (no box: nothing to do).  The
-    flush makes the box's thread take it up at once (it then looks at the
-    feeder's status every few seconds, see hardware/ui/hub.py)."""
+    """Hand ``feeder`` to the box's screens (no box: nothing to do).  The box
+    takes it up on its own thread, also when its screens come after serving
+    (``pins_later``), and then looks at the feeder's status every few
+    seconds (see hardware/ui/hub.py)."""
     if box is None:
         return
-    box.app.hub = feeder
+    box.show_hub(feeder)
     try:
-        box.flush()
-    except Exception as exc:       # a box that does not answer: it picks the hub up at its next event
+        box.flush()                # taken up before this returns, when the box answers
+    except Exception as exc:       # a box that does not answer: it takes the hub up when it does
         log.warning("the box did not take up the hub yet: %s", exc)
