@@ -18,10 +18,10 @@ from companion.session import TableSession
 from companion.store import Store
 from hardware import Box
 from hardware import draw as d
-from hardware.testing import box_config
+from hardware.testing import FrameLog, box_config
 from hardware.ui.third_man import round_reason
 
-from box_support import make_box, mock_factory  # noqa: F401 (fixtures)
+from box_support import make_box, mock_factory, press_all  # noqa: F401 (fixtures)
 
 FOUR = ["Ann", "Ben", "Chloé", "Dan"]
 
@@ -246,3 +246,111 @@ def test_yenta_with_six_seats_keeps_its_hint_line_and_scrolls_to_the_cursor(make
     assert "Ann" not in box.frame.texts, "four rows: the first seats scrolled away"
     box.press("down")
     shows(box, "OK: pass · BACK: menu")
+
+
+# -- five or six seats: the hint line stays, UP/DOWN reach every seat --------------
+
+def has_hint(frame) -> None:
+    """The frame draws a hint line naming OK and BACK."""
+    hints = [t for t in frame.texts if "OK" in t and "BACK" in t]
+    assert hints, f"frame {frame.version} has no hint line: {' | '.join(frame.texts)}"
+
+
+def seats_reached(box, names, log, keys=("down",) * 6 + ("up",) * 6) -> set:
+    """Press ``keys`` (scrolling the rows); every frame keeps its hint line;
+    the names drawn on the way."""
+    mark = log.mark()
+    for key in keys:
+        box.press(key)
+    frames = [box.frame] + log.since(mark)
+    for frame in frames:
+        has_hint(frame)
+    return {name for frame in frames for name in names if name in frame.texts}
+
+
+FIVE = ["Ann", "Ben", "Chloé", "Dan", "Élodie"]
+
+
+def test_diabolo_with_five_seats_keeps_its_hint_line_and_every_seat_in_reach(make_box, session):
+    session.submit({"type": "new_game", "game": "diabolo", "players": FIVE})
+    box = make_box(box_config(bounce_ms=1))
+    log = FrameLog(box)
+    ctrl = box.app.controller
+    shows(box, "Round 1/5", "OK: score · BACK: menu")
+    assert "Élodie" not in box.frame.texts, "four rows above the hint line"
+    assert seats_reached(box, FIVE, log) == set(FIVE)
+    # A negative colour on the buttons: the hand sums scroll with the seat entered.
+    box.press("ok")
+    box.press("ok")                                      # red
+    press_all(box, ctrl.field.keys_to(2))
+    mark = log.mark()
+    press_all(box, ctrl.field.keys_to(9))
+    assert ctrl.mode == "hands"
+    for seat in range(4):
+        press_all(box, ctrl.field.keys_to(10))
+    shows(box, "Élodie")
+    press_all(box, ["up", "up"])                         # a field's moves, not a scroll
+    assert ctrl.seat == 4
+    for frame in log.since(mark):
+        has_hint(frame)
+    # The round's other colours from a phone; its result, then the game's end.
+    press_all(box, ctrl.field.keys_to(ctrl.field.value))
+    for color in ["blue", "green", "yellow", "purple"]:
+        session.submit({"type": "score", "color": color, "hands": [10] * 5, "heaven": 2, "hell": 9}, source="web")
+    box.flush()
+    box.press("ok")                                      # the last colour's result → the round's
+    shows(box, "Round 1 over", "OK: go on · BACK: menu")
+    assert seats_reached(box, FIVE, log) == set(FIVE)
+    assert ctrl.mode == "round_end", "UP/DOWN scroll the result, they do not dismiss it"
+    for r in range(2, 6):
+        for color in ["red", "blue", "green", "yellow", "purple"]:
+            session.submit({"type": "score", "color": color, "hands": [10] * 5, "heaven": 2, "hell": 9},
+                           source="web")
+    box.flush()
+    box.press("ok")
+    shows(box, "Game over", "OK or BACK: menu")
+    assert seats_reached(box, FIVE, log) == set(FIVE)
+    box.press("ok")
+    shows(box, "New game")
+
+
+def play_yenta_hand(session) -> None:
+    """A Yenta hand from a phone: Ann bids 20 and asks Ben for pairs, then each
+    seat asks the next one with dice (a miss every third entry), the last
+    seat with dice gives them."""
+    session.submit({"type": "bid", "seat": 0, "amount": 20}, source="web")
+    for entry in range(300):
+        p = session.public()
+        if p["bidder"] is None or p["finished"]:
+            return
+        turn, n = p["turn"], len(p["players"])
+        if sum(1 for k in p["dice"] if k) == 1:
+            session.submit({"type": "last", "seat": turn, "dice": [6] * p["dice"][turn]}, source="web")
+            continue
+        target = next((turn + k) % n for k in range(1, n) if p["dice"][(turn + k) % n])
+        session.submit({"type": "ask", "seat": turn, "target": target, "value": 6 if turn else 5,
+                        "hit": turn == 0 or entry % 3 == 0}, source="web")
+    raise AssertionError("the hand never ended")
+
+
+def test_yenta_results_with_six_seats_keep_their_hint_line_and_every_seat_in_reach(make_box, session):
+    six = ["Ann", "Ben", "Chloé", "Dan", "Élodie", "François"]
+    session.submit({"type": "new_game", "game": "yenta", "players": six, "options": {"target": 100}})
+    box = make_box(box_config(bounce_ms=1))
+    log = FrameLog(box)
+    ctrl = box.app.controller
+    play_yenta_hand(session)
+    box.flush()
+    shows(box, "Ann made 20", "OK: go on · BACK: menu")
+    assert "François" not in box.frame.texts, "four rows above the hint line"
+    assert seats_reached(box, six, log) == set(six)
+    assert ctrl.mode == "hand_end", "UP/DOWN scroll the result, they do not dismiss it"
+    box.press("ok")
+    shows(box, "Hand 2: the winning bid")
+    while not session.public()["finished"]:
+        play_yenta_hand(session)
+    box.flush()
+    shows(box, "wins!", "OK or BACK: menu")
+    assert seats_reached(box, six, log) == set(six)
+    box.press("ok")
+    shows(box, "New game")

@@ -214,6 +214,15 @@ HINT_Y = d.HEIGHT - 10      # the hint line's top: its capitals take the last 8 
 HINT_FONT = d._font(d.REGULAR, 9)     # the same layout engine as every other text (draw.LAYOUT)
 
 
+def scroll_mark(c: Canvas, x: int, y: int, up: bool, fill=d.ON) -> None:
+    """A small triangle, 5 px wide and 3 high from ``y``, pointing up (more
+    rows above: UP shows them) or down (more below): drawn at the right end
+    of the first or last row shown when the seats do not all fit above the
+    hint line."""
+    tip, base = (y, y + 2) if up else (y + 2, y)
+    c.draw.polygon([(x, base), (x + 4, base), (x + 2, tip)], fill=fill, outline=fill)
+
+
 def score_rows(c: Canvas, players: list[str], scores: list[int], first: int = 0, y: int = 14,
                rows: int = 4, cursor: int | None = None, right_of=None) -> None:
     """Rows of name + score (for games without their own layout)."""

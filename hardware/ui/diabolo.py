@@ -25,8 +25,11 @@ Screens (``self.mode``); a colour's scoring is a draft kept in the controller
               button), then ``round_end`` after a round's fifth colour.
 ``game_end``  the winners; OK or BACK opens the menu.
 
-Each screen (up to four seats) ends with a hint line saying what OK and BACK
-do; the undo prompt names a double decision by its seat only.
+Each screen ends with a hint line saying what OK and BACK do; the undo
+prompt names a double decision by its seat only.  Four seat rows fit above
+the hint line: with five seats the hand sums scroll with the seat entered,
+and the table and the results scroll with UP/DOWN; a small triangle at the
+right end of the first or last row says that more seats are above or below.
 
 BACK steps back a field; on the first ``pass`` screen it returns to the sums
 until a decision is locked, then to the table (OK resumes).  Presses per
@@ -41,12 +44,13 @@ from companion.i18n import N_, _
 
 from .. import draw as d
 from ..draw import Canvas
-from .base import REVEAL_S, Controller, UndoStep, hint_line, lead_marker, legend_header, pass_screen
+from .base import REVEAL_S, Controller, UndoStep, hint_line, lead_marker, legend_header, pass_screen, scroll_mark
 from .number_entry import Stepper
 
 COLOURS = 5
 SIDE_MAX = 15                 # three 5s
 HAND_MAX = 70
+ROWS = 4                      # seat rows above the hint line
 DEFAULT_COLOURS = (N_("red"), N_("blue"), N_("green"), N_("yellow"), N_("purple"))
 
 
@@ -65,6 +69,7 @@ class DiaboloController(Controller):
         self.mode = "table"
         self.cursor = 0
         self.result: dict | None = None
+        self.top = 0                                # table and results: the first seat row shown
         self._clear_draft()
 
     def _clear_draft(self) -> None:
@@ -79,6 +84,7 @@ class DiaboloController(Controller):
     # -- following the state ---------------------------------------------------
     def sync(self, public, change) -> None:
         previous, self.public = self.public, public
+        self.top = 0
         if change is not None and change.kind not in ("action", "undo", "new_game", "resume"):
             return
         scored = change is not None and change.kind == "action" and change.action_type == "score"
@@ -110,6 +116,7 @@ class DiaboloController(Controller):
 
     def _after_result(self) -> None:
         self.app.cancel_timer("diabolo")
+        self.top = 0
         if self.mode == "scored" and self.result and self.result["round_over"] and not self.public["finished"]:
             self.mode = "round_end"
             self.app.set_timer("diabolo", REVEAL_S, self._after_result)
@@ -204,6 +211,14 @@ class DiaboloController(Controller):
 
     # -- buttons ----------------------------------------------------------------
     def key(self, name: str) -> bool:
+        n = len(self.public["players"])
+        if self.mode in ("table", "round_end", "game_end") and name in ("up", "down") and n > ROWS:
+            # The seats that do not fit; a press keeps the round's result up
+            # for another REVEAL_S.
+            self.top = max(0, min(self.top + (1 if name == "down" else -1), n - ROWS))
+            if self.mode == "round_end":
+                self.app.set_timer("diabolo", REVEAL_S, self._after_result)
+            return True
         if self.mode in ("scored", "round_end"):
             self._after_result()
             return name != "back"          # BACK: on, to the menu
@@ -299,11 +314,21 @@ class DiaboloController(Controller):
 
     def _seat_rows(self, c: Canvas, p: dict, right_of, cursor: int | None = None, marks: bool = True,
                    hint: str = "") -> None:
-        """One row per seat, 10 px high; up to four seats, the hint line under them."""
+        """One row per seat, 10 px high, the hint line under them: ROWS at
+        most, scrolled to keep the ``cursor`` in sight, else from ``self.top``
+        (UP/DOWN), with a triangle where more seats are."""
         first = self._board("turn", self._order()[0])      # whose turn it is to place a card
         height, font = 10, d.SMALL
-        for seat, name in enumerate(p["players"]):
-            y = 13 + seat * height
+        n = len(p["players"])
+        top = self.top
+        if cursor is not None:
+            top = cursor - ROWS + 2
+        top = max(0, min(top, n - ROWS))
+        bottom = min(n, top + ROWS)
+        right = d.WIDTH - 1 if n <= ROWS else d.WIDTH - 8     # room for the scroll marks
+        for seat in range(top, bottom):
+            name = p["players"][seat]
+            y = 13 + (seat - top) * height
             fg = d.ON
             if seat == cursor:
                 c.fill(0, y, d.WIDTH - 1, y + height - 1)
@@ -317,8 +342,10 @@ class DiaboloController(Controller):
                 c.text(x + 1, y + 1, _("D"), d.SMALL, fill=d.OFF)
             if marks and p["doubles_left"][seat]:
                 c.text(80, y, "\u00d72", d.SMALL, fill=fg)
-            c.right(d.WIDTH - 1, y, right_of(seat), font, fill=fg)
-        if len(p["players"]) <= 4 and hint:
+            c.right(right, y, right_of(seat), font, fill=fg)
+            if (seat == top and top > 0) or (seat == bottom - 1 and bottom < n):
+                scroll_mark(c, d.WIDTH - 6, y + 4, seat == top and top > 0, fill=fg)
+        if hint:
             hint_line(c, hint)
 
     def _draw_table(self, c: Canvas, p: dict) -> None:

@@ -17,9 +17,11 @@ Screens (``self.mode``), re-derived from the public state after a change:
 ``hand_end``  the bid made or lost, everyone's hand points and totals.
 ``game_end``  the winner and the totals; OK or BACK opens the menu.
 
-Each screen ends with a hint line saying what OK and BACK do (the table
-scrolls past four seats; the results of five or six seats need every row
-and go without).
+Each screen ends with a hint line saying what OK and BACK do.  Four seat
+rows fit above it: with five or six seats the table scrolls with its
+cursor, and the results (starting on the bidder or the winner) scroll with
+UP/DOWN; a small triangle at the right end of the first or last row says
+that more seats are above or below.
 
 BACK steps back (``value`` → ``turn``, ``hit`` → ``value``, a die → the
 one before); on ``turn`` and the first field of ``bid`` it opens the menu.
@@ -36,13 +38,13 @@ from companion.i18n import N_, _
 
 from .. import draw as d
 from ..draw import Canvas
-from .base import REVEAL_S, Controller, UndoStep, hint_line, lead_marker
+from .base import REVEAL_S, Controller, UndoStep, hint_line, lead_marker, scroll_mark
 from .number_entry import Stepper
 
 DICE = 5
 PASS = "pass"
 ROW_H = 10
-ROWS = 5
+ROWS = 4                # seat rows above the hint line
 MAX_BID = 999
 
 
@@ -64,10 +66,12 @@ class YentaController(Controller):
         self.dice: list[int] = []       # last: the values entered so far
         self.last_bidder = 0
         self.last_bid = 20
+        self.top: int | None = None     # hand_end/game_end: the first row shown, once scrolled
 
     # -- following the state ---------------------------------------------------
     def sync(self, public, change) -> None:
         previous, self.public = self.public, public
+        self.top = None                 # a result screen opens on its bidder or winner
         if change is not None and change.kind not in ("action", "undo", "new_game", "resume"):
             return
         if public["hands"]:
@@ -107,6 +111,14 @@ class YentaController(Controller):
     # -- buttons ----------------------------------------------------------------
     def key(self, name: str) -> bool:
         p = self.public
+        if self.mode in ("hand_end", "game_end") and name in ("up", "down") and len(p["players"]) > ROWS:
+            # The seats that do not fit: a press shows the next one and keeps
+            # the hand's result up for another REVEAL_S.
+            first = self._first(len(p["players"]), *self._result_focus(p))
+            self.top = max(0, min(first + (1 if name == "down" else -1), len(p["players"]) - ROWS))
+            if self.mode == "hand_end":
+                self.app.set_timer("yenta", REVEAL_S, self._derive)
+            return True
         if self.mode == "hand_end":
             self._derive()
             return name != "back"          # BACK: on, to the menu
@@ -193,16 +205,31 @@ class YentaController(Controller):
     def draw(self, c: Canvas, p: dict) -> None:
         getattr(self, f"_draw_{self.mode}")(c, p)
 
-    def _rows(self, c: Canvas, p: dict, y0: int, points, marked: int | None, cursor=None, rows: int = ROWS) -> None:
-        """Seats as rows: triangle, name, dice (dots), ``points`` (a column) and
-        the total; past ``rows`` seats they scroll to keep the cursor (else the
-        marked seat) in sight."""
-        n = len(p["players"])
-        first = 0
+    def _first(self, n: int, marked: int | None, cursor=None) -> int:
+        """The first seat row shown: where UP/DOWN scrolled a result to, else
+        the one that keeps the cursor (else the marked seat) in sight."""
+        if n <= ROWS:
+            return 0
+        if self.top is not None and self.mode in ("hand_end", "game_end"):
+            return self.top
         focus = cursor if isinstance(cursor, int) else marked
-        if n > rows and isinstance(focus, int):
-            first = max(0, min(focus - rows + 2, n - rows))
-        for i, seat in enumerate(range(first, min(n, first + rows))):
+        return max(0, min(focus - ROWS + 2, n - ROWS)) if isinstance(focus, int) else 0
+
+    def _result_focus(self, p: dict) -> tuple:
+        """The marked seat and the cursor of a result screen's rows."""
+        if self.mode == "game_end":
+            return None, p["winner"][0]
+        return p["hands"][-1]["bidder"], None
+
+    def _rows(self, c: Canvas, p: dict, y0: int, points, marked: int | None, cursor=None) -> None:
+        """Seats as rows: triangle, name, dice (dots), ``points`` (a column) and
+        the total; ROWS of them at most, so that the hint line stays under
+        them (see :meth:`_first`), with a triangle where more seats are."""
+        n = len(p["players"])
+        first = self._first(n, marked, cursor)
+        last = min(n, first + ROWS)
+        right = d.WIDTH - 1 if n <= ROWS else d.WIDTH - 8     # room for the scroll marks
+        for i, seat in enumerate(range(first, last)):
             y = y0 + i * ROW_H
             fg = d.ON
             if seat == cursor:
@@ -214,7 +241,9 @@ class YentaController(Controller):
             for k in range(p["dice"][seat]):
                 c.fill(51 + k * 5, y + 3, 54 + k * 5, y + 6, fg)
             c.right(94, y - 1, points(seat), d.SMALL, fill=fg)
-            c.right(d.WIDTH - 1, y - 1, "\u03a3" + d.number(p["scores"][seat]), d.SMALL, fill=fg)
+            c.right(right, y - 1, "\u03a3" + d.number(p["scores"][seat]), d.SMALL, fill=fg)
+            if (seat == first and first > 0) or (seat == last - 1 and last < n):
+                scroll_mark(c, d.WIDTH - 6, y + 3, seat == first and first > 0, fill=fg)
 
     def _draw_turn(self, c: Canvas, p: dict) -> None:
         c.header(_("{name} bid {bid}", name=p["players"][p["bidder"]], bid=p["bid"]))
@@ -223,7 +252,7 @@ class YentaController(Controller):
             c.fill(d.WIDTH - width, 0, d.WIDTH - 1, 11)
         c.right(d.WIDTH - 3, 0, _("pass"), d.SMALL, fill=d.OFF if self.cursor == PASS else d.ON)
         # Four rows at most (they scroll with the cursor): the hint line stays.
-        self._rows(c, p, 14, lambda s: d.signed(p["hand_points"][s]), p["turn"], self.cursor, rows=ROWS - 1)
+        self._rows(c, p, 14, lambda s: d.signed(p["hand_points"][s]), p["turn"], self.cursor)
         hint_line(c, _("OK: pass · BACK: menu") if self.cursor == PASS else _("OK: ask · BACK: menu"))
 
     def _draw_bid(self, c: Canvas, p: dict) -> None:
@@ -265,15 +294,13 @@ class YentaController(Controller):
         c.header(headline, _("change"))
         points = dict(enumerate(hand["delta"]))
         self._rows(c, {**p, "dice": [0] * len(p["players"])}, 14, lambda s: d.signed(points[s]), hand["bidder"])
-        if len(p["players"]) < ROWS:
-            hint_line(c, _("OK: go on · BACK: menu"))
+        hint_line(c, _("OK: go on · BACK: menu"))
 
     def _draw_game_end(self, c: Canvas, p: dict) -> None:
         winner = p["players"][p["winner"][0]]
         c.header(_("{name} wins!", name=winner), _("target {t}", t=p["target"]) if p.get("target") else "")
         self._rows(c, {**p, "dice": [0] * len(p["players"])}, 14, lambda s: "", None, p["winner"][0])
-        if len(p["players"]) < ROWS:
-            hint_line(c, _("OK or BACK: menu"))
+        hint_line(c, _("OK or BACK: menu"))
 
     def describe_undo(self, step: UndoStep) -> str:
         return describe_undo(step)
