@@ -217,8 +217,15 @@ def test_companion_run_on_a_machine_without_pins_serves_and_says_so(tmp_path):
         match = re.search(r":(\d+)/", line)
         assert match, (line, proc.stderr.read() if proc.poll() is not None else "")
         port = int(match.group(1))
-        status, _, body = http(port, "GET", "/api/notices")
-        assert status == 200
+        # The pins are claimed on the box's thread right after serving (the
+        # first frame and the web come first): the notice follows a moment later.
+        deadline = time.monotonic() + 20
+        while True:
+            status, _, body = http(port, "GET", "/api/notices")
+            assert status == 200
+            if body["notices"] or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
         assert len(body["notices"]) == 1 and body["notices"][0].startswith("The buttons do not work (")
         assert http(port, "GET", "/oled.png")[0] == 200
         status, _, _ = http(port, "POST", "/api/actions",
