@@ -24,7 +24,6 @@ never reads it.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from dataclasses import dataclass, field

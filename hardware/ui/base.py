@@ -46,7 +46,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PIL import ImageFont
 
 from companion.i18n import _
 

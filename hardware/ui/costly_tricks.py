@@ -119,7 +119,6 @@ class CostlyTricksController(Controller):
 
     # -- buttons ----------------------------------------------------------------
     def key(self, name: str) -> bool:
-        p = self.public
         if self.mode == "hand_end":
             self._derive()                # any button: on to the deal (BACK: and the menu)
             return name != "back"
