@@ -45,6 +45,10 @@ from .menus import Layer, MainMenu, UndoConfirm
 log = logging.getLogger("hardware.ui")
 
 TOAST_S = 4.0
+# A press this soon after the screen moved on by itself (a result's time up,
+# a message gone) is taken as meant for the screen that was there, and
+# dropped: an OK for "Round 1 over" must not pick from the menu that follows.
+MOVED_GUARD_S = 1.0
 
 
 class App:
@@ -75,6 +79,7 @@ class App:
         self.timers: dict[str, tuple[float, Callable[[], None]]] = {}
         self.hub = None                  # the club hub's feeder, set by hub/box.py
         self.hub_seen: set[tuple] = set()   # tournament offers already shown once
+        self.moved_at: float | None = None  # when a timer last changed the screen
 
     # -- the table ---------------------------------------------------------------
     def has_game(self) -> bool:
@@ -267,6 +272,8 @@ class App:
 
     # -- buttons -----------------------------------------------------------------
     def key(self, name: str) -> None:
+        if self._meant_for_the_screen_before():
+            return
         if self.notices:
             self._notice_key(name)
             return
@@ -316,12 +323,34 @@ class App:
         return min((t for t, _fn in self.timers.values()), default=None)
 
     def due(self, now: float) -> None:
+        before = self.screen_id()
         for key, (deadline, fn) in sorted(self.timers.items(), key=lambda kv: kv[1][0]):
             if deadline <= now and self.timers.get(key, (None,))[0] == deadline:
                 del self.timers[key]
                 fn()
         if self.hub is not None:
             hub_screen.tick(self)
+        if self.screen_id() != before:
+            self.moved_at = now
+
+    def screen_id(self) -> tuple:
+        """Which screen is up (not what it shows): the layers, the game's
+        mode, a message or a notice.  A change of it that no button made
+        arms :meth:`_meant_for_the_screen_before`."""
+        controller = self.controller
+        return (tuple(type(layer).__name__ for layer in self.layers),
+                type(controller).__name__, getattr(controller, "mode", None),
+                self.toast is not None, self.notices[:1], self.claim_news[:1])
+
+    def _meant_for_the_screen_before(self) -> bool:
+        """Whether to drop this press: the first one within MOVED_GUARD_S of
+        the screen moving on by itself (only the first: a second press is
+        meant for what the player now sees)."""
+        if self.moved_at is None:
+            return False
+        recent = self.clock() - self.moved_at < MOVED_GUARD_S
+        self.moved_at = None
+        return recent
 
     # -- the frame ---------------------------------------------------------------
     def is_private(self) -> bool:
