@@ -29,6 +29,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Callable
 
+from . import names
 from . import timeline as tl
 from .errors import ActionError, IllegalActionError, InvalidActionError, StoreError
 from .i18n import N_
@@ -70,6 +71,7 @@ class TableSession:
         self.table = TableInfo(notices=list(store.warnings))
         self.table_entries: set = set()  # hidden keys entered at the table (buttons, PIN), not by the seat's phone
         self._subscribers: list[Callable[[Change], None]] = []
+        names.warm()                     # the look-alike table, off the box's thread
         self._resume()
 
     # -- start ----------------------------------------------------------------
@@ -231,8 +233,14 @@ class TableSession:
         keep = action.pop("keep_claims", False)     # the table's choice, not part of the log
         if not isinstance(keep, bool):
             raise InvalidActionError(N_("'keep_claims' must be true or false"))
+        players = action.get("players")
+        if isinstance(players, list) and all(isinstance(p, str) for p in players):
+            # Names the table can tell apart (companion/names.py): tidied
+            # before the log keeps them, look-alikes refused.
+            action["players"] = [names.tidy(p) for p in players]
         fresh = tl.Timeline()
         pending = fresh.check(action)      # raises on bad players/options: nothing changes
+        names.refuse_lookalikes(list(action["players"]), [r.name for r in self.store.roster()])
         fresh.push(pending)
         game_id = self.store.create_game(action["game"], fresh.players, dump_action(action))
         self.timeline, self.game_id = fresh, game_id

@@ -30,6 +30,7 @@ from companion.errors import ActionError
 from companion.exports import csv_text, decoded_lines, export_lines, steps_of, store_timeline, validate
 from companion.i18n import N_, gettext, translate_error
 from companion.limits import HISTORY_PAGE_STEPS, MAX_IMPORT_BYTES, MAX_IMPORT_LINES
+from companion.names import invisible, refuse_lookalikes
 from companion.text import unsafe_char
 from companion.stats import player_key, player_stats, result_of
 from companion.timeline import ReplayError, replay
@@ -427,6 +428,11 @@ def import_game():
     if refusal:
         return error_response(400, refusal)
     with c.session.lock:
+        try:
+            # The names a table can tell apart (companion/names.py), against the roster too.
+            refuse_lookalikes(list(timeline.players), [r.name for r in c.session.store.roster()])
+        except ActionError as exc:
+            return error_response(400, f"line {_first_line(lines)}: {translate_error(exc, request_language())}")
         game_id = store_timeline(c.session.store, timeline)
     public = timeline.public()
     return _no_store(jsonify(id=game_id, game=public["game"], finished=bool(public.get("finished")),
@@ -441,12 +447,23 @@ def _unsafe_names(lines, players) -> str | None:
     for name in players:
         found = unsafe_char(name)
         if found:
-            line = next(n for n, text in enumerate(lines, start=1) if text.strip())
             message = gettext(N_("'{where}' holds the character {char}: names and labels must not "
                                  "hold control or text-direction characters"), request_language(),
                               where="players", char=found)
-            return f"line {line}: {message}"
+            return f"line {_first_line(lines)}: {message}"
+        hidden = next((ch for ch in name if invisible(ch)), None)
+        if hidden is not None:
+            # A log is stored as it is: not tidied like a typed name, refused.
+            message = gettext(N_("the player name '{name}' holds the invisible character {char}: "
+                                 "names must be told apart by their look"), request_language(),
+                              name=name, char=f"U+{ord(hidden):04X}")
+            return f"line {_first_line(lines)}: {message}"
     return None
+
+
+def _first_line(lines) -> int:
+    """The number of the log's first line (its new_game), blank lines counted."""
+    return next(n for n, text in enumerate(lines, start=1) if text.strip())
 
 
 @bp.post("/api/history/<int:game_id>/resume")
