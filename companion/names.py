@@ -53,14 +53,37 @@ def invisible(ch: str) -> bool:
     return any(lo <= code <= hi for lo, hi in _IGNORABLE_RANGES)
 
 
+def _pictograph(ch: str) -> bool:
+    """An emoji-like symbol (or a skin-tone modifier): what the joiners and
+    the emoji variation selector are for."""
+    return unicodedata.category(ch) == "So" or 0x1F3FB <= ord(ch) <= 0x1F3FF
+
+
+def _emoji_part(name: str, i: int, kept: list[str]) -> bool:
+    """Whether the invisible ``name[i]`` belongs to an emoji sequence (a
+    family "👩‍👩‍👧", "❤️", a subdivision flag's tags), where it draws a
+    picture rather than hides a letter: kept."""
+    ch, code = name[i], ord(name[i])
+    before = kept[-1] if kept else ""
+    after = name[i + 1] if i + 1 < len(name) else ""
+    if code == 0x200D:                                   # zero-width joiner: between two pictographs
+        return bool(before) and _pictograph(before) and bool(after) and _pictograph(after)
+    if code in (0xFE0E, 0xFE0F):                          # text or emoji presentation of a symbol
+        return bool(before) and _pictograph(before)
+    if 0xE0020 <= code <= 0xE007F:                        # the tags of a subdivision flag
+        return bool(before) and (ord(before) == 0x1F3F4 or 0xE0020 <= ord(before) <= 0xE007E)
+    return False
+
+
 def tidy(name: str) -> str:
-    """NFC, invisible and format characters out, spaces made one plain
-    space, trimmed.  Control characters are left for the caller to refuse
-    (companion/text.py): a message naming them helps more than a silent fix."""
+    """NFC, invisible and format characters out (those inside an emoji
+    sequence stay), spaces made one plain space, trimmed.  Control
+    characters are left for the caller to refuse (companion/text.py): a
+    message naming them helps more than a silent fix."""
     name = unicodedata.normalize("NFC", name)
-    kept = []
-    for ch in name:
-        if invisible(ch):
+    kept: list[str] = []
+    for i, ch in enumerate(name):
+        if invisible(ch) and not _emoji_part(name, i, kept):
             continue
         kept.append(" " if ch != " " and unicodedata.category(ch) == "Zs" else ch)
     # NFC again: a combining mark may now follow the letter it was kept from.

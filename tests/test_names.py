@@ -157,3 +157,11 @@ def test_the_hub_refuses_look_alikes_in_a_tournament():
     with pytest.raises(HubError, match="looks like"):
         _refuse_lookalikes(["Ann", "Ben", CYRILLIC_BEN])
     _refuse_lookalikes(["Ann", "Ben", "Zoë"])
+
+
+def test_emoji_sequences_keep_their_joiners():
+    """A family or a red heart is one picture: its joiner and its emoji
+    selector draw something, so they stay (between letters they go)."""
+    for name in ("\U0001F469\u200d\U0001F469\u200d\U0001F467 Zoë", "\u2764\ufe0f Ann", "\U0001F44D\U0001F3FD Al"):
+        assert tidy(name) == name
+    assert tidy("Be\u200dn\ufe0f") == "Ben"
