@@ -576,13 +576,21 @@ class Store:
             where.append("g.game=?")
             params.append(game)
         if players is not None:
-            where.append(f"g.id IN (SELECT game_id FROM roster_seats WHERE player IN ({_marks(players)}))")
+            # Checked game by game along the newest-first index (the seat rows'
+            # primary key): a page stops after its games, however many a
+            # player has.
+            where.append(f"EXISTS (SELECT 1 FROM roster_seats s WHERE s.game_id=g.id"
+                         f" AND +s.player IN ({_marks(players)}))")   # +: by the game, not the player index
             params.extend(players)
         if ids is not None:
             where.append(f"g.id IN ({_marks(ids)})")
             params.extend(ids)
         clause = (" WHERE " + " AND ".join(where)) if where else ""
-        total = self.db.execute("SELECT COUNT(*) FROM games g" + clause, params).fetchone()[0]
+        if players is not None and not game and ids is None:
+            total = self.db.execute(f"SELECT COUNT(DISTINCT game_id) FROM roster_seats WHERE player IN"
+                                    f" ({_marks(players)})", players).fetchone()[0]
+        else:
+            total = self.db.execute("SELECT COUNT(*) FROM games g" + clause, params).fetchone()[0]
         rows = self.db.execute(_RECORDS + clause + " ORDER BY g.updated DESC, g.id DESC LIMIT ? OFFSET ?",
                                [*params, max(0, count), max(0, start)]).fetchall()
         records = [_record(r) for r in rows]
@@ -611,10 +619,23 @@ class Store:
             " LEFT JOIN games g ON g.id=s.game_id GROUP BY p.id ORDER BY p.id").fetchall()
         return [PlayerRecord(*row) for row in rows]
 
-    def seat_players(self, game_id: int | None = None) -> dict[int, list[int | None]]:
+    def roster_names(self, played: bool = False) -> dict[int, str]:
+        """Roster id -> name (``played``: only players with a stored game),
+        without counting anyone's games: what a listing page needs."""
+        query = "SELECT id, name FROM roster r"
+        if played:
+            query += " WHERE EXISTS (SELECT 1 FROM roster_seats s WHERE s.player=r.id)"
+        return dict(self.db.execute(query + " ORDER BY id").fetchall())
+
+    def seat_players(self, game_id: int | None = None, ids=None) -> dict[int, list[int | None]]:
         """The roster player of each seat, per stored game (a seat without
-        a row, which only hand-made damage leaves, is None)."""
-        if game_id is None:
+        a row, which only hand-made damage leaves, is None); ``ids``: of
+        those games only."""
+        if ids is not None:
+            ids = list(ids)
+            rows = self.db.execute(f"SELECT game_id, seat, player FROM roster_seats WHERE game_id IN ({_marks(ids)})"
+                                   " ORDER BY game_id, seat", ids)
+        elif game_id is None:
             rows = self.db.execute("SELECT game_id, seat, player FROM roster_seats ORDER BY game_id, seat")
         else:
             rows = self.db.execute("SELECT game_id, seat, player FROM roster_seats WHERE game_id=?"

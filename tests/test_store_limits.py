@@ -125,12 +125,13 @@ def test_the_listing_never_replays_and_is_paged(session, store, monkeypatch):
         session.submit({"type": "add", "seat": 0, "points": n})
     import companion.timeline
 
+    app = make_app(session)             # first: the web's modules bind the real replay
+    client = app.test_client()
+
     def no_replay(*_args, **_kwargs):
         raise AssertionError("a listing replayed a game")
     monkeypatch.setattr(companion.timeline, "replay", no_replay)
     monkeypatch.setattr(store_module, "folded_summary", no_replay)
-    app = make_app(session)
-    client = app.test_client()
     try:
         first = client.get("/api/history").json
         assert len(first["games"]) == 50

@@ -196,14 +196,17 @@ def _listed(game: str = "", player: str = "", start: int = 0) -> tuple[list, int
         players = games = None
         if player:
             wanted = player_key(player)
-            players = [p.id for p in store.roster() if player_key(p.name) == wanted]
+            players = [pid for pid, name in store.roster_names().items() if player_key(name) == wanted]
             if not players:
                 # Not on the roster (an old spelling): the logs' names, the slow way round.
                 players = None
                 games = [gid for gid, names in store.game_names()
                          if isinstance(names, list) and any(isinstance(n, str) and player_key(n) == wanted
                                                             for n in names)]
-        return store.page(start, HISTORY_PAGE_GAMES, game=game or None, players=players, ids=games)
+        records, total = store.page(start, HISTORY_PAGE_GAMES, game=game or None, players=players, ids=games)
+        # The roster's names of this page's seats only: the same cost at 10,000 games as at 10.
+        per_request.roster_view = (store.seat_players(ids=[r.id for r in records]), store.roster_names())
+    return records, total
 
 
 def _roster_view() -> tuple[dict, dict]:
@@ -212,8 +215,7 @@ def _roster_view() -> tuple[dict, dict]:
     if "roster_view" not in per_request:
         session = companion().session
         with session.lock:
-            per_request.roster_view = (session.store.seat_players(),
-                                       {p.id: p.name for p in session.store.roster()})
+            per_request.roster_view = (session.store.seat_players(), session.store.roster_names())
     return per_request.roster_view
 
 
@@ -583,7 +585,7 @@ def history_page():
     language = request_language()
     session = companion().session
     with session.lock:
-        names = sorted((p.name for p in session.store.roster() if p.games), key=player_key)
+        names = sorted(session.store.roster_names(played=True).values(), key=player_key)
     start = _offset()
     records, total = _listed(game, player, start)
     games = [_summary(r, language) for r in records]
