@@ -107,8 +107,8 @@ class Roster:
         """The game at the table, else the last one played."""
         if self.session.game_id is not None:
             return self.session.game_id
-        games = self.store.games()
-        return games[0].id if games else None
+        newest, _total = self.store.page(0, 1)        # one row, not the whole store
+        return newest[0].id if newest else None
 
     def names(self) -> list[str]:
         return [p.name for p in self.players()]
