@@ -168,6 +168,7 @@ class Store:
         self.clock = clock
         self.limits = limits or StoreLimits()
         self.pruned: list[int] = []          # games moved to backups/pruned/ since the start
+        self._usage: tuple[int, int] | None = None   # (games, bytes), kept as lines are appended
         self.warnings: list[tuple[str, dict]] = []  # (template, params) to show at start
         self.db = self._open_checked()
 
@@ -278,6 +279,7 @@ class Store:
             summary = folded_summary(lines)
             self._write(N_("could not store the game ({detail})"), lambda db: _put_summary(
                 db, gid, len(lines), _size(lines), summary))
+        self._usage = None
 
     # -- writing -------------------------------------------------------------
     def create_game(self, game: str, players, first_line: str, public: dict | None = None,
@@ -303,6 +305,7 @@ class Store:
             _link_seats(self.db, gid, players, now)
             _put_summary(self.db, gid, 1, _size([first_line]), summary_of(public))
             self.db.execute("COMMIT")
+            self._usage = None
         except sqlite3.Error as exc:
             self._rollback()
             raise StoreError(N_("could not store the game ({detail})"), detail=str(exc))
@@ -327,6 +330,7 @@ class Store:
             _link_seats(self.db, gid, players, now)
             _put_summary(self.db, gid, len(lines), _size(lines), summary)
             self.db.execute("COMMIT")
+            self._usage = None
         except sqlite3.Error as exc:
             self._rollback()
             raise StoreError(N_("could not store the game ({detail})"), detail=str(exc))
@@ -348,6 +352,8 @@ class Store:
             db.execute("UPDATE summaries SET lines=lines+1, bytes=bytes+?, folded=? WHERE game_id=?",
                        (_size([line]), _dump(summary), game_id))
         self._write(N_("could not store the action ({detail})"), add)
+        if self._usage is not None:
+            self._usage = (self._usage[0], self._usage[1] + _size([line]))
         if self.limits.prune and self._over(0, 0):
             self.make_room(0, (game_id,))
 
@@ -368,6 +374,7 @@ class Store:
             _set_outcome(db, game_id, now, finished, winner)
             _recount(db, game_id, summary)
         self._write(N_("could not store the action ({detail})"), delete)
+        self._usage = None
         self._checkpoint()
         self._refresh_backup(game_id)
 
@@ -382,17 +389,20 @@ class Store:
                                  for i, line in enumerate(lines, start=1)])
             _put_summary(self.db, game_id, len(lines), _size(lines), folded_summary(lines))
             self.db.execute("COMMIT")
+            self._usage = None
         except sqlite3.Error as exc:
             self._rollback()
             raise StoreError(N_("could not store the game ({detail})"), detail=str(exc))
 
     # -- the store's limits ------------------------------------------------------
     def usage(self) -> tuple[int, int]:
-        """(games, bytes of their logs) stored now."""
-        games, size = self.db.execute(
-            "SELECT COUNT(*), COALESCE(SUM(s.bytes), 0) FROM games g"
-            " LEFT JOIN summaries s ON s.game_id=g.id").fetchone()
-        return games, size
+        """(games, bytes of their logs) stored now: counted once, then kept
+        up to date by the appends (an action never pays for a count)."""
+        if self._usage is None:
+            self._usage = tuple(self.db.execute(
+                "SELECT COUNT(*), COALESCE(SUM(s.bytes), 0) FROM games g"
+                " LEFT JOIN summaries s ON s.game_id=g.id").fetchone())
+        return self._usage
 
     def _over(self, more_games: int, more_bytes: int) -> bool:
         games, size = self.usage()
@@ -466,6 +476,7 @@ class Store:
                 db.execute(f"DELETE FROM {table} WHERE game_id=?", (game_id,))
             db.execute("DELETE FROM games WHERE id=?", (game_id,))
         self._write(N_("could not store the game ({detail})"), delete)
+        self._usage = None
         self.pruned.append(game_id)
         _trim_folder(folder, self.limits.max_bytes)
 
