@@ -15,6 +15,7 @@ import pytest
 from companion.errors import IllegalActionError, InvalidActionError
 from companion.names import looks, refuse_lookalikes, tidy
 from companion.roster import Roster, clean_name
+from hub_support import hub_db, hub_server, pg_server  # noqa: F401 (fixtures)
 from test_web_support import make_app, pin_headers
 
 CYRILLIC_BEN = "B\u0435n"          # Cyrillic small ie
@@ -165,3 +166,19 @@ def test_emoji_sequences_keep_their_joiners():
     for name in ("\U0001F469\u200d\U0001F469\u200d\U0001F467 Zoë", "\u2764\ufe0f Ann", "\U0001F44D\U0001F3FD Al"):
         assert tidy(name) == name
     assert tidy("Be\u200dn\ufe0f") == "Ben"
+
+
+def test_the_league_lists_a_name_with_a_hidden_character_as_the_same_player(hub_server):
+    """Found: the league listed ``A\\u200bnn`` apart from ``Ann``."""
+    from hub_support import add_box, third_man_log
+    from test_web_support import http
+
+    key = add_box(hub_server.db, "b1")
+    for number, first in enumerate(("Ann", "A\u200bnn"), start=1):
+        log = third_man_log([first, "Ben", "Cat", "Dan"], [3, 2, 1, 0])
+        status, _, body = http(hub_server.port, "POST", f"/api/box/games/{number}/lines",
+                               {"from": 0, "lines": log, "finished": True}, {"Authorization": f"Bearer {key}"})
+        assert status == 200, body
+    status, _, body = http(hub_server.port, "GET", "/api/league?game=third-man")
+    names = [p["name"] for p in body["players"]]
+    assert sorted(names) == ["Ann", "Ben", "Cat", "Dan"], names
