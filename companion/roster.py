@@ -121,7 +121,7 @@ class Roster:
             if last_game is None:
                 return []
             ids = self.store.seat_players(last_game).get(last_game, [])
-            names = {r.id: r.name for r in self.store.roster()}
+            names = self.store.roster_names()          # no game counts: the box asks this
         return [names[pid] for pid in ids if pid in names]
 
     def get(self, player_id: int) -> Player:
@@ -132,7 +132,7 @@ class Roster:
 
     def names_by_id(self) -> dict[int, str]:
         with self.session.lock:
-            return {r.id: r.name for r in self.store.roster()}
+            return self.store.roster_names()
 
     # -- writing ---------------------------------------------------------------
     def add(self, name) -> Player:

@@ -250,7 +250,7 @@ class TableSession:
             action["players"] = [names.tidy(p) for p in players]
         fresh = tl.Timeline()
         pending = fresh.check(action)      # raises on bad players/options: nothing changes
-        names.refuse_lookalikes(list(action["players"]), [r.name for r in self.store.roster()])
+        names.refuse_lookalikes(list(action["players"]), list(self.store.roster_names().values()))
         fresh.push(pending)
         game_id = self.store.create_game(action["game"], fresh.players, dump_action(action), fresh.public(),
                                          keep=(self.game_id,) if self.game_id is not None else ())

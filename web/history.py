@@ -443,7 +443,7 @@ def import_game():
     with c.session.lock:
         try:
             # The names a table can tell apart (companion/names.py), against the roster too.
-            refuse_lookalikes(list(timeline.players), [r.name for r in c.session.store.roster()])
+            refuse_lookalikes(list(timeline.players), list(c.session.store.roster_names().values()))
         except ActionError as exc:
             return error_response(400, f"line {_first_line(lines)}: {translate_error(exc, request_language())}")
         current = c.session.game_id
