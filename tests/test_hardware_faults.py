@@ -239,7 +239,7 @@ def test_companion_run_on_a_machine_without_pins_serves_and_says_so(tmp_path):
         assert status == 200
     finally:
         proc.terminate()
-        proc.wait(10)
+        proc.wait(60)
     err = proc.stderr.read()
     assert "buttons unavailable" in err and "Traceback" not in err
 

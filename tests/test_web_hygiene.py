@@ -351,7 +351,7 @@ def test_mock_mode_listens_on_loopback_unless_told_otherwise(tmp_path):
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
-            proc.wait(10)
+            proc.wait(60)
         finally:
             if proc.poll() is None:
                 proc.kill()

@@ -61,7 +61,7 @@ def test_closing_the_hub_ends_open_streams_and_refuses_new_ones():
     stream = hub.open()
     chunks = list_in_thread(stream)
     hub.close()
-    chunks.join(2)
+    chunks.join(60)
     assert not chunks.is_alive()
     assert hub.open() is None
     stream.close()
