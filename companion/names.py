@@ -186,6 +186,8 @@ def refuse_lookalikes(players: list[str], roster: Iterable[str] = ()) -> None:
                                         "choose names the table can tell apart"), name=name, other=other)
     roster = list(roster)
     for name in players:
+        if any(same_player(name, known) for known in roster):
+            continue            # a roster player by name (even if an older entry looks like them)
         other = lookalike(name, roster)
         if other is not None:
             raise InvalidActionError(N_("'{name}' looks like '{other}', a player on the roster: "

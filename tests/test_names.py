@@ -182,3 +182,14 @@ def test_the_league_lists_a_name_with_a_hidden_character_as_the_same_player(hub_
     status, _, body = http(hub_server.port, "GET", "/api/league?game=third-man")
     names = [p["name"] for p in body["players"]]
     assert sorted(names) == ["Ann", "Ben", "Cat", "Dan"], names
+
+
+def test_a_roster_player_is_never_refused_for_an_older_look_alike_entry(session):
+    """A roster written before this rule may hold both "Ben" and "Bеn":
+    each of them can still sit down under their own name."""
+    session.store.add_player("Ben")
+    session.store.add_player(CYRILLIC_BEN)
+    session.submit(scoreboard("Ann", "Ben"))
+    session.submit(scoreboard("Ann", CYRILLIC_BEN))
+    with pytest.raises(InvalidActionError):
+        session.submit(scoreboard("Ann", "BEN", CYRILLIC_BEN))        # but not both at one table
