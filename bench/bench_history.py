@@ -15,6 +15,11 @@ of them unfinished), in the same process and the same run:
 * ``list_last_page_ms`` — the page of the oldest games (``?from=``);
 * ``list_player_ms`` — ``?player=`` (a roster player's games);
 * ``page_html_ms`` — the ``/history`` page;
+* ``stats_cold_ms`` — ``GET /api/stats`` once after a change (every game
+  counted: no replay, but linear in the games), ``stats_ms`` — again with
+  nothing changed (kept by the store's generation); ``players_ms`` —
+  ``GET /api/players`` (the roster with each player's game count: linear
+  in the seats), for comparison;
 * ``state_ms`` — the baseline: ``GET /api/state`` in the same app;
 * ``replay_per_game_ms`` — what a listing used to pay per game (one
   replay), and ``old_listing_estimate_s`` — that times the games.
@@ -99,6 +104,9 @@ def measure(games: int, runs: int) -> dict:
                 "list_last_page_ms": _median_ms(client, f"/api/history?from={last}", runs),
                 "list_player_ms": _median_ms(client, "/api/history", runs, player="Chloé"),
                 "page_html_ms": _median_ms(client, "/history", runs),
+                "stats_cold_ms": _median_ms(client, "/api/stats", 1),
+                "stats_ms": _median_ms(client, "/api/stats", runs),
+                "players_ms": _median_ms(client, "/api/players", max(3, runs // 4)),
                 "state_ms": _median_ms(client, "/api/state", runs),
             }
             out["first_page_per_game_ms"] = round(out["list_first_page_ms"] / max(1, listed), 4)
@@ -122,7 +130,8 @@ def run(quick: bool = False) -> dict:
     ratio = round(large["first_page_per_game_ms"] / max(small["first_page_per_game_ms"], 1e-6), 2)
     print(f"{'figure':<26}{'10 games':>12}{'10,000 games':>16}")
     for key in ("list_first_page_ms", "first_page_per_game_ms", "list_last_page_ms", "list_player_ms",
-                "page_html_ms", "state_ms", "replay_per_game_ms", "old_listing_estimate_s", "fill_s"):
+                "page_html_ms", "stats_cold_ms", "stats_ms", "players_ms", "state_ms", "replay_per_game_ms",
+                "old_listing_estimate_s", "fill_s"):
         print(f"{key:<26}{small[key]:>12}{large[key]:>16}")
     print(f"per game listed, first page at 10,000 / at 10: {ratio} (target < 2)")
     return {"at_10": small, "at_10000": large, "first_page_per_game_ratio": ratio}

@@ -169,6 +169,7 @@ class Store:
         self.limits = limits or StoreLimits()
         self.pruned: list[int] = []          # games moved to backups/pruned/ since the start
         self._usage: tuple[int, int] | None = None   # (games, bytes), kept as lines are appended
+        self.generation = 0                  # grows with every write: what a reader may cache by
         self.warnings: list[tuple[str, dict]] = []  # (template, params) to show at start
         self.db = self._open_checked()
 
@@ -306,6 +307,7 @@ class Store:
             _put_summary(self.db, gid, 1, _size([first_line]), summary_of(public))
             self.db.execute("COMMIT")
             self._usage = None
+            self.generation += 1
         except sqlite3.Error as exc:
             self._rollback()
             raise StoreError(N_("could not store the game ({detail})"), detail=str(exc))
@@ -331,6 +333,7 @@ class Store:
             _put_summary(self.db, gid, len(lines), _size(lines), summary)
             self.db.execute("COMMIT")
             self._usage = None
+            self.generation += 1
         except sqlite3.Error as exc:
             self._rollback()
             raise StoreError(N_("could not store the game ({detail})"), detail=str(exc))
@@ -390,6 +393,7 @@ class Store:
             _put_summary(self.db, game_id, len(lines), _size(lines), folded_summary(lines))
             self.db.execute("COMMIT")
             self._usage = None
+            self.generation += 1
         except sqlite3.Error as exc:
             self._rollback()
             raise StoreError(N_("could not store the game ({detail})"), detail=str(exc))
@@ -545,6 +549,7 @@ class Store:
             self.db.execute("BEGIN IMMEDIATE")
             result = work(self.db)
             self.db.execute("COMMIT")
+            self.generation += 1
             return result
         except sqlite3.Error as exc:
             self._rollback()

@@ -301,3 +301,25 @@ def test_the_summaries_survive_a_damaged_store(tmp_path):
     again = Store(tmp_path)
     assert again.games()[0].summary == {"scores": [7, 0], "tokens": [0, 0]}
     assert folded_summary(again.lines(again.games()[0].id)) == again.games()[0].summary
+
+
+def test_the_statistics_are_worked_out_once_per_change(session, monkeypatch):
+    import web.history
+
+    finished_game(session, 4)
+    calls = []
+    real = web.history.player_stats
+    monkeypatch.setattr(web.history, "player_stats", lambda *a: calls.append(1) or real(*a))
+    app = make_app(session)
+    client = app.test_client()
+    try:
+        first = client.get("/api/stats").json
+        assert client.get("/api/stats").json == first and client.get("/stats").status_code == 200
+        assert len(calls) == 1, "nothing changed: not counted again"
+        finished_game(session, 2)
+        assert client.get("/api/stats").json["players"][0]["played"] == 2
+        assert len(calls) == 2
+        client.post("/api/players/1/rename", json={"name": "Annie"}, headers=pin_headers())
+        assert "Annie" in [p["name"] for p in client.get("/api/stats").json["players"]]
+    finally:
+        app.extensions["companion"].close()

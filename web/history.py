@@ -177,13 +177,6 @@ def _rendered(game_id: int):
     return games.get(companion().session, game_id)
 
 
-def _records() -> list:
-    """Every stored game, newest first (the statistics count them all)."""
-    session = companion().session
-    with session.lock:
-        return session.store.games()
-
-
 def _listed(game: str = "", player: str = "", start: int = 0) -> tuple[list, int]:
     """One page of stored games, newest first, and how many match; filtered
     by game id and player: the roster player of that name
@@ -522,12 +515,30 @@ def stats():
 
 
 def _player_stats() -> list[dict]:
-    """Per roster player: a rename or a merge shows at once."""
-    seats, names = _roster_view()
-    results = [result_of(r, {"game": r.game, **r.summary} if r.finished and r.summary else None,
-                         seats.get(r.id, ()))
-               for r in _records()]
-    return player_stats(results, names)
+    """Per roster player: a rename or a merge shows at once.  Every stored
+    game counts, so this is worked out once per change of the store (by its
+    generation) and one at a time: a client asking again and again costs
+    nothing until the table changes something."""
+    session = companion().session
+    cache = current_app.extensions.setdefault("companion.history.stats", {})
+    with session.lock:
+        generation = session.store.generation
+    if cache.get("generation") == generation:
+        return cache["players"]
+    with RENDERING:
+        if cache.get("generation") == generation:
+            return cache["players"]
+        with session.lock:
+            generation = session.store.generation
+            records = session.store.games()
+            seats, names = session.store.seat_players(), session.store.roster_names()
+        results = [result_of(r, {"game": r.game, **r.summary} if r.finished and r.summary else None,
+                             seats.get(r.id, ()))
+                   for r in records]
+        players = player_stats(results, names)
+        cache.clear()
+        cache.update(generation=generation, players=players)
+    return players
 
 
 # -- the pages ------------------------------------------------------------------------
