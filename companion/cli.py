@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from . import config as cfg
-from .errors import CompanionError
+from .errors import ActionError, CompanionError
 from .i18n import _, set_language, translate_error
 from .limits import MAX_IMPORT_BYTES, MAX_IMPORT_LINES, MAX_STORED_INT
 from .text import visible
@@ -117,9 +117,15 @@ def _decoded_lines(data: bytes):
 
 
 def _store(args):
+    from .limits import StoreLimits
     from .store import Store
 
-    return Store(Path(args.data) if args.data else cfg.default_data_dir())
+    data_dir = Path(args.data) if args.data else cfg.default_data_dir()
+    try:
+        limits = StoreLimits.from_config(cfg.load(data_dir, getattr(args, "config", None)))
+    except ValueError as exc:           # a setting out of range: one clear line
+        raise SystemExit(f"companion: {exc}") from None
+    return Store(data_dir, limits=limits)
 
 
 def cmd_export(args) -> int:
@@ -172,6 +178,9 @@ def cmd_import(args) -> int:
     store = _store(args)
     try:
         game_id = store_timeline(store, timeline)
+    except ActionError as exc:          # the store is full and may not prune (companion/limits.py)
+        print(visible(f"companion: {translate_error(exc)}"), file=sys.stderr)
+        return 1
     finally:
         store.close()
     print(_("Stored as game {id}.", id=game_id))
@@ -231,17 +240,23 @@ def _run_box_first(args) -> int:
     import logging
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from .limits import StoreLimits
     from .session import TableSession
     from .store import Store
 
     data_dir = Path(args.data) if getattr(args, "data", None) else cfg.default_data_dir()
     config = cfg.load(data_dir, getattr(args, "config", None))
+    try:
+        limits = StoreLimits.from_config(config)
+    except ValueError as exc:           # a setting out of range: one clear line
+        print(f"companion: {exc}", file=sys.stderr)
+        return 2
     mock = bool(getattr(args, "mock", False))
     config["mock"] = mock
     set_language(config.get("language"))
     if mock:
         os.environ.setdefault("GPIOZERO_PIN_FACTORY", "mock")
-    store = Store(data_dir)
+    store = Store(data_dir, limits=limits)
     session = TableSession(store)
     box = _start_box(session, config, mock)
     if box is not None:

@@ -34,6 +34,14 @@ DEFAULTS = {
     "threads": 0,                # 0: max_streams + 16
     "hub_url": None,             # the club hub this box feeds (hub/feeder.py), e.g. http://hub.local:8100
     "hub_key": None,             # its key for this box (``companion hub add-box``)
+    # The game store's bounds (companion/limits.py, docs/security.md): beyond
+    # them a new game either moves the oldest finished games to
+    # backups/pruned/ ("prune") or is refused with a message ("refuse").
+    "store_max_games": 10_000,
+    "store_max_mb": 100,
+    "store_full": "prune",
+    "import_burst": 10,          # imports from phones, table-wide: 10 at once,
+    "import_refill_s": 60.0,     # then one a minute
 }
 
 

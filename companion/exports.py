@@ -185,7 +185,7 @@ def import_log(store, lines) -> int:
     return store_timeline(store, validate(lines))
 
 
-def store_timeline(store, timeline: Timeline) -> int:
+def store_timeline(store, timeline: Timeline, keep=()) -> int:
     """Store a validated log (``timeline.log``) as a new game, finished or
     not, in one transaction (:meth:`Store.import_game`); a finished one also
     gets its backup file, as a game finished at the table does.
@@ -195,7 +195,8 @@ def store_timeline(store, timeline: Timeline) -> int:
     winner = public.get("winner") if finished else None
     # ``timeline.log`` is already the public log: a pair taken back is not stored.
     game_id = store.import_game(timeline.game.id, list(timeline.players),
-                                [dump_action(action) for action in timeline.log], finished, winner)
+                                [dump_action(action) for action in timeline.log], finished, winner,
+                                public=public, keep=keep)
     if finished:
         store.backup(game_id)
     return game_id

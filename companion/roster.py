@@ -12,7 +12,9 @@ per roster player, not per spelling.
 * A **merge** folds one entry into another (a player typed twice: "Zoe"
   and "Zoë"): their games become one player's.
 * Two names are the same player when their identity matches
-  (:func:`companion.stats.player_key`: NFC, case folded, trimmed).
+  (:func:`companion.stats.player_key`: NFC, case folded, trimmed), and a
+  name that only *looks* like a player's ("Bеn" with a Cyrillic е, "J0" for
+  "Jo") is refused (:mod:`companion.names`).
 * The settings' ``names`` only seed an empty roster (:meth:`Roster.seed`).
 
 The store is not thread-safe by itself: every call here runs under the
@@ -26,6 +28,7 @@ from dataclasses import dataclass
 
 from .errors import IllegalActionError, InvalidActionError
 from .i18n import N_
+from .names import looks, tidy
 from .stats import player_key
 from .text import unsafe_char
 from .timeline import MAX_NAME
@@ -54,19 +57,20 @@ class Player:
 
 def clean_name(name) -> str:
     """A name as the roster keeps it: NFC (an accent typed as a combining
-    mark draws whole on the box), trimmed, 1 to MAX_NAME characters, no
-    control or direction character.  Raises InvalidActionError."""
+    mark draws whole on the box), invisible characters taken out, trimmed
+    (:func:`companion.names.tidy`), 1 to MAX_NAME characters, no control or
+    direction character.  Raises InvalidActionError."""
     if not isinstance(name, str):
         raise InvalidActionError(N_("a player's name must be text"))
-    name = unicodedata.normalize("NFC", name).strip()
+    found = unsafe_char(unicodedata.normalize("NFC", name))
+    if found:
+        raise InvalidActionError(N_("'{where}' holds the character {char}: names and labels must not "
+                                    "hold control or text-direction characters"), where="name", char=found)
+    name = tidy(name)
     if not name:
         raise InvalidActionError(N_("player names must not be empty"))
     if len(name) > MAX_NAME:
         raise InvalidActionError(N_("the player name '{name}' is longer than {n} characters"), name=name, n=MAX_NAME)
-    found = unsafe_char(name)
-    if found:
-        raise InvalidActionError(N_("'{where}' holds the character {char}: names and labels must not "
-                                    "hold control or text-direction characters"), where="name", char=found)
     return name
 
 
@@ -103,8 +107,8 @@ class Roster:
         """The game at the table, else the last one played."""
         if self.session.game_id is not None:
             return self.session.game_id
-        games = self.store.games()
-        return games[0].id if games else None
+        newest, _total = self.store.page(0, 1)        # one row, not the whole store
+        return newest[0].id if newest else None
 
     def names(self) -> list[str]:
         return [p.name for p in self.players()]
@@ -117,7 +121,7 @@ class Roster:
             if last_game is None:
                 return []
             ids = self.store.seat_players(last_game).get(last_game, [])
-            names = {r.id: r.name for r in self.store.roster()}
+            names = self.store.roster_names()          # no game counts: the box asks this
         return [names[pid] for pid in ids if pid in names]
 
     def get(self, player_id: int) -> Player:
@@ -128,7 +132,7 @@ class Roster:
 
     def names_by_id(self) -> dict[int, str]:
         with self.session.lock:
-            return {r.id: r.name for r in self.store.roster()}
+            return self.store.roster_names()
 
     # -- writing ---------------------------------------------------------------
     def add(self, name) -> Player:
@@ -194,3 +198,9 @@ class Roster:
         for r in records:
             if player_key(r.name) == key:
                 raise IllegalActionError(template, name=r.name, id=r.id)
+        seen = looks(name)
+        for r in records:
+            if looks(r.name) == seen:
+                raise IllegalActionError(N_("'{name}' looks like {other}, already on the roster (player {id}): "
+                                            "choose a name the table can tell apart"),
+                                         name=name, other=r.name, id=r.id)

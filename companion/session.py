@@ -29,6 +29,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Callable
 
+from . import names
 from . import timeline as tl
 from .errors import ActionError, IllegalActionError, InvalidActionError, StoreError
 from .i18n import N_
@@ -70,6 +71,7 @@ class TableSession:
         self.table = TableInfo(notices=list(store.warnings))
         self.table_entries: set = set()  # hidden keys entered at the table (buttons, PIN), not by the seat's phone
         self._subscribers: list[Callable[[Change], None]] = []
+        names.warm()                     # the look-alike table, off the box's thread
         self._resume()
 
     # -- start ----------------------------------------------------------------
@@ -177,12 +179,13 @@ class TableSession:
             seq = len(self.timeline.log) + 1
             nxt_finished, winner = self._outcome_after(pending)
             before = _hidden_keys(self.timeline.state)
+            public = self._public_after(pending)      # the listing's summary, kept with the line
             if pending.drops is not None:
                 # Undo of a secret entry never revealed: the entry leaves the
                 # store with it (taken back means gone), in one transaction.
-                self.store.take_back(self.game_id, pending.drops + 1, nxt_finished, winner)
+                self.store.take_back(self.game_id, pending.drops + 1, nxt_finished, winner, public)
             else:
-                self.store.append(self.game_id, seq, dump_action(action), nxt_finished, winner)
+                self.store.append(self.game_id, seq, dump_action(action), nxt_finished, winner, public)
             self.timeline.push(pending)
             self._track_table_entries(before, source)
             if nxt_finished:
@@ -214,6 +217,15 @@ class TableSession:
             self.table_entries -= added
         self.table_entries &= now
 
+    def _public_after(self, pending: tl.Pending) -> dict:
+        """The public state the stored log folds to once ``pending`` is in
+        (an undo: the state before the step it takes back; a take-back drops
+        the pair, which leaves that same state)."""
+        if pending.step is None:
+            steps = self.timeline.steps[:-1]
+            return self.timeline.game.public(steps[-1].state) if steps else {"game": None}
+        return self.timeline.game.public(pending.step.state)
+
     def _outcome_after(self, pending: tl.Pending):
         """(finished, winner) of the state the pending step leads to."""
         if pending.step is None:
@@ -231,10 +243,17 @@ class TableSession:
         keep = action.pop("keep_claims", False)     # the table's choice, not part of the log
         if not isinstance(keep, bool):
             raise InvalidActionError(N_("'keep_claims' must be true or false"))
+        players = action.get("players")
+        if isinstance(players, list) and all(isinstance(p, str) for p in players):
+            # Names the table can tell apart (companion/names.py): tidied
+            # before the log keeps them, look-alikes refused.
+            action["players"] = [names.tidy(p) for p in players]
         fresh = tl.Timeline()
         pending = fresh.check(action)      # raises on bad players/options: nothing changes
+        names.refuse_lookalikes(list(action["players"]), list(self.store.roster_names().values()))
         fresh.push(pending)
-        game_id = self.store.create_game(action["game"], fresh.players, dump_action(action))
+        game_id = self.store.create_game(action["game"], fresh.players, dump_action(action), fresh.public(),
+                                         keep=(self.game_id,) if self.game_id is not None else ())
         self.timeline, self.game_id = fresh, game_id
         self._end_game_facts(keep)
         return self._announce("new_game", "new_game", False, None)
@@ -298,7 +317,8 @@ class TableSession:
         public = timeline.public()
         with self.lock:
             return self.store.import_game(timeline.game.id, timeline.players, actions,
-                                          bool(public.get("finished")), public.get("winner"))
+                                          bool(public.get("finished")), public.get("winner"), public,
+                                          keep=(self.game_id,) if self.game_id is not None else ())
 
     # -- the stored games -----------------------------------------------------
     def export_lines(self, game_id: int | None = None) -> list[str]:

@@ -13,6 +13,16 @@ the transaction that acknowledges the undo (the undo itself is not stored),
 with ``secure_delete`` on and a checkpoint that empties the write-ahead log,
 so the value's bytes leave the database files.  A store written before this
 rule is rewritten once when it is opened (``PRAGMA user_version`` 1).
+
+Bounded (issue 21): each game has a **summary** row (its lines, its bytes,
+the scores and tokens its log folds to), written in the transaction that
+changes the game, so a history listing reads rows and never replays a game
+(a store written before summaries gets them filled once, when opened).  The
+store holds at most ``limits.max_games`` games and ``limits.max_bytes`` bytes
+of logs (:class:`companion.limits.StoreLimits`): a new game beyond them
+either moves the oldest *finished* games to ``backups/pruned/`` or is
+refused with a clear message, as the operator chose; an unfinished game is
+never pruned.
 """
 
 from __future__ import annotations
@@ -27,8 +37,9 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import StoreError
+from .errors import IllegalActionError, StoreError
 from .i18n import N_
+from .limits import StoreLimits
 from .stats import player_key
 
 SCHEMA = """
@@ -67,6 +78,15 @@ CREATE TABLE IF NOT EXISTS roster_seats (
     PRIMARY KEY (game_id, seat)
 );
 CREATE INDEX IF NOT EXISTS roster_seats_player ON roster_seats(player);
+-- What a history listing shows of each game, kept in the transaction that
+-- changes the game: a listing reads these rows and never replays a log.
+CREATE TABLE IF NOT EXISTS summaries (
+    game_id  INTEGER PRIMARY KEY REFERENCES games(id),
+    lines    INTEGER NOT NULL,             -- lines of its log
+    bytes    INTEGER NOT NULL,             -- UTF-8 bytes of its log
+    folded   TEXT                          -- JSON {"scores", "tokens"} its log folds to; NULL: not known yet
+);
+CREATE INDEX IF NOT EXISTS games_newest ON games(updated DESC, id DESC);
 """
 
 DB_NAME = "companion.db"
@@ -79,6 +99,32 @@ def dump_action(action: dict) -> str:
     return json.dumps(action, ensure_ascii=False, separators=(", ", ": "))
 
 
+class StoreFull(IllegalActionError):
+    """A new game that the store's limits leave no room for (and nothing
+    may be pruned to make it): nothing was stored."""
+
+
+def summary_of(public: dict | None) -> dict | None:
+    """The part of a public state a listing shows: scores and tokens (None:
+    no state given, the summary is not known)."""
+    if public is None:
+        return None
+    return {"scores": public.get("scores"), "tokens": public.get("tokens")}
+
+
+def folded_summary(lines: list[str]) -> dict | None:
+    """What a replay of ``lines`` gives for the summary (a damaged log: its
+    readable prefix) — the slow way, for a store's first filling."""
+    from .exports import steps_of
+    from .timeline import ReplayError, replay
+
+    try:
+        return summary_of(replay(lines).public())
+    except ReplayError:
+        steps, _ = steps_of(lines)
+        return summary_of(steps[-1]["state"] if steps else {})
+
+
 @dataclass(frozen=True)
 class GameRecord:
     id: int
@@ -89,6 +135,8 @@ class GameRecord:
     finished: bool
     winner: list[int] | None
     actions: int = 0
+    bytes: int = 0
+    summary: dict | None = None     # {"scores", "tokens"} of the state its log folds to
 
     def as_dict(self) -> dict:
         return {
@@ -113,11 +161,15 @@ class Store:
     """The SQLite file of one companion.  Not thread-safe by itself: the
     table session is its single writer and serialises calls."""
 
-    def __init__(self, data_dir: str | os.PathLike, clock=time.time):
+    def __init__(self, data_dir: str | os.PathLike, clock=time.time, limits: StoreLimits | None = None):
         self.dir = Path(data_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.path = self.dir / DB_NAME
         self.clock = clock
+        self.limits = limits or StoreLimits()
+        self.pruned: list[int] = []          # games moved to backups/pruned/ since the start
+        self._usage: tuple[int, int] | None = None   # (games, bytes), kept as lines are appended
+        self.generation = 0                  # grows with every write: what a reader may cache by
         self.warnings: list[tuple[str, dict]] = []  # (template, params) to show at start
         self.db = self._open_checked()
 
@@ -194,6 +246,7 @@ class Store:
         db = self.db
         try:
             if db.execute("PRAGMA user_version").fetchone()[0] >= USER_VERSION:
+                self._fill_summaries()
                 self._checkpoint()   # a take-back cut short by a power cut left its old frames there
                 return
             from .exports import public_log   # the core's one gate; imports the games lazily
@@ -209,12 +262,39 @@ class Store:
                 db.execute("VACUUM")
                 for gid in rewritten:
                     self._refresh_backup(gid)
+            self._fill_summaries()
             self._checkpoint()
         except sqlite3.Error as exc:        # the old lines still replay: go on with them
             self.warnings.append((N_("The game store could not be tidied ({detail})."), {"detail": str(exc)}))
 
+    def _fill_summaries(self, ids=None) -> None:
+        """Give every game without a known summary (a store written before
+        summaries, a recovered one, a log rewritten) the one a replay of its
+        log gives: once, then every change keeps it."""
+        if ids is None:
+            rows = self.db.execute("SELECT g.id FROM games g LEFT JOIN summaries s ON s.game_id=g.id"
+                                   " WHERE s.folded IS NULL ORDER BY g.id").fetchall()
+            ids = [r[0] for r in rows]
+        for gid in ids:
+            lines = self.lines(gid)
+            summary = folded_summary(lines)
+            self._write(N_("could not store the game ({detail})"), lambda db: _put_summary(
+                db, gid, len(lines), _size(lines), summary))
+        self._usage = None
+
     # -- writing -------------------------------------------------------------
-    def create_game(self, game: str, players, first_line: str) -> int:
+    def create_game(self, game: str, players, first_line: str, public: dict | None = None,
+                    keep=()) -> int:
+        """A new game from its first line; ``public`` is the public state
+        that line folds to (its summary: computed from the line if not
+        given).  Room is made first (:meth:`make_room`), never by pruning
+        the games in ``keep``."""
+        if public is None:
+            from .timeline import Timeline, parse_line
+            timeline = Timeline()
+            timeline.apply(parse_line(first_line))
+            public = timeline.public()
+        self.make_room(_size([first_line]), keep)
         now = self.clock()
         try:
             self.db.execute("BEGIN IMMEDIATE")
@@ -224,14 +304,21 @@ class Store:
             gid = cur.lastrowid
             self.db.execute("INSERT INTO actions VALUES (?,?,?,?)", (gid, 1, first_line, now))
             _link_seats(self.db, gid, players, now)
+            _put_summary(self.db, gid, 1, _size([first_line]), summary_of(public))
             self.db.execute("COMMIT")
+            self._usage = None
+            self.generation += 1
         except sqlite3.Error as exc:
             self._rollback()
             raise StoreError(N_("could not store the game ({detail})"), detail=str(exc))
         return gid
 
-    def import_game(self, game: str, players, lines: list[str], finished: bool, winner) -> int:
-        """Store a whole, already validated log as a new game in one transaction."""
+    def import_game(self, game: str, players, lines: list[str], finished: bool, winner,
+                    public: dict | None = None, keep=()) -> int:
+        """Store a whole, already validated log as a new game in one
+        transaction (``public``: the state it folds to; replayed if not given)."""
+        summary = summary_of(public) if public is not None else folded_summary(lines)
+        self.make_room(_size(lines), keep)
         now = self.clock()
         try:
             self.db.execute("BEGIN IMMEDIATE")
@@ -243,28 +330,44 @@ class Store:
             self.db.executemany("INSERT INTO actions VALUES (?,?,?,?)",
                                 [(gid, i, line, now) for i, line in enumerate(lines, start=1)])
             _link_seats(self.db, gid, players, now)
+            _put_summary(self.db, gid, len(lines), _size(lines), summary)
             self.db.execute("COMMIT")
+            self._usage = None
+            self.generation += 1
         except sqlite3.Error as exc:
             self._rollback()
             raise StoreError(N_("could not store the game ({detail})"), detail=str(exc))
         return gid
 
-    def append(self, game_id: int, seq: int, line: str, finished: bool, winner) -> None:
-        """Append line ``seq`` of a game; durable when this returns."""
+    def append(self, game_id: int, seq: int, line: str, finished: bool, winner,
+               public: dict | None = None) -> None:
+        """Append line ``seq`` of a game; durable when this returns.
+        ``public``: the public state the log now folds to (its summary; if
+        not given, the summary is worked out when next listed).  A game in
+        progress is never refused for space: past the limits, the oldest
+        finished games are pruned afterwards (if the operator lets the box)."""
         now = self.clock()
+        summary = summary_of(public)
 
         def add(db):
             db.execute("INSERT INTO actions VALUES (?,?,?,?)", (game_id, seq, line, now))
             _set_outcome(db, game_id, now, finished, winner)
+            db.execute("UPDATE summaries SET lines=lines+1, bytes=bytes+?, folded=? WHERE game_id=?",
+                       (_size([line]), _dump(summary), game_id))
         self._write(N_("could not store the action ({detail})"), add)
+        if self._usage is not None:
+            self._usage = (self._usage[0], self._usage[1] + _size([line]))
+        if self.limits.prune and self._over(0, 0):
+            self.make_room(0, (game_id,))
 
-    def take_back(self, game_id: int, seq: int, finished: bool, winner) -> None:
+    def take_back(self, game_id: int, seq: int, finished: bool, winner, public: dict | None = None) -> None:
         """Acknowledge an ``undo`` that takes back the unrevealed secret entry
         at line ``seq``: delete that line and renumber the ones after it (they
         were all taken back already), in one transaction; the undo itself is
         not stored.  Durable when this returns; then the write-ahead log is
         checkpointed and emptied so the value's bytes leave the files."""
         now = self.clock()
+        summary = summary_of(public)
 
         def delete(db):
             db.execute("DELETE FROM actions WHERE game_id=? AND seq=?", (game_id, seq))
@@ -272,7 +375,9 @@ class Store:
             db.execute("UPDATE actions SET seq=-seq WHERE game_id=? AND seq>?", (game_id, seq))
             db.execute("UPDATE actions SET seq=-seq-1 WHERE game_id=? AND seq<0", (game_id,))
             _set_outcome(db, game_id, now, finished, winner)
+            _recount(db, game_id, summary)
         self._write(N_("could not store the action ({detail})"), delete)
+        self._usage = None
         self._checkpoint()
         self._refresh_backup(game_id)
 
@@ -285,10 +390,99 @@ class Store:
             self.db.executemany("INSERT INTO actions VALUES (?,?,?,?)",
                                 [(game_id, i, line, at[min(i, len(at)) - 1] if at else self.clock())
                                  for i, line in enumerate(lines, start=1)])
+            _put_summary(self.db, game_id, len(lines), _size(lines), folded_summary(lines))
             self.db.execute("COMMIT")
+            self._usage = None
+            self.generation += 1
         except sqlite3.Error as exc:
             self._rollback()
             raise StoreError(N_("could not store the game ({detail})"), detail=str(exc))
+
+    # -- the store's limits ------------------------------------------------------
+    def usage(self) -> tuple[int, int]:
+        """(games, bytes of their logs) stored now: counted once, then kept
+        up to date by the appends (an action never pays for a count)."""
+        if self._usage is None:
+            self._usage = tuple(self.db.execute(
+                "SELECT COUNT(*), COALESCE(SUM(s.bytes), 0) FROM games g"
+                " LEFT JOIN summaries s ON s.game_id=g.id").fetchone())
+        return self._usage
+
+    def _over(self, more_games: int, more_bytes: int) -> bool:
+        games, size = self.usage()
+        return games + more_games > self.limits.max_games or size + more_bytes > self.limits.max_bytes
+
+    def make_room(self, new_bytes: int, keep=()) -> None:
+        """Room for one more game of ``new_bytes`` (``new_bytes`` 0 and no
+        game: only back under the limits).  With ``prune``, the oldest
+        finished games (never one of ``keep``, never an unfinished one) are
+        written to ``backups/pruned/`` and then deleted, until it fits;
+        otherwise, or if that is not enough, StoreFull and nothing changes."""
+        more = 1 if new_bytes else 0
+        if not self._over(more, new_bytes):
+            return
+        limits = self.limits
+        if limits.prune:
+            candidates = self.db.execute(
+                "SELECT g.id, COALESCE(s.bytes, 0) FROM games g LEFT JOIN summaries s ON s.game_id=g.id"
+                " WHERE g.finished=1 ORDER BY g.updated, g.id").fetchall()
+            games, size = self.usage()
+            chosen = []
+            for gid, gbytes in candidates:
+                if games + more <= limits.max_games and size + new_bytes <= limits.max_bytes:
+                    break
+                if gid in keep:
+                    continue
+                chosen.append(gid)
+                games, size = games - 1, size - gbytes
+            if games + more <= limits.max_games and size + new_bytes <= limits.max_bytes:
+                for gid in chosen:
+                    self._prune(gid)
+                return
+        games, size = self.usage()
+        if limits.prune:
+            raise StoreFull(N_("the game store is full ({games} games, {mb} MB) and only unfinished games "
+                               "could make room: finish or export some (at most {max_games} games "
+                               "and {max_mb} MB)"), games=games, mb=_mb(size),
+                            max_games=limits.max_games, max_mb=_mb(limits.max_bytes))
+        raise StoreFull(N_("the game store is full ({games} games, {mb} MB; at most {max_games} games "
+                           "and {max_mb} MB): the box's operator can export old games and move them out, "
+                           "or let the box move the oldest finished ones to backups/ "
+                           "(store_full = \"prune\" in companion.toml)"),
+                        games=games, mb=_mb(size), max_games=limits.max_games, max_mb=_mb(limits.max_bytes))
+
+    def _prune(self, game_id: int) -> None:
+        """Move a finished game out of the store: its public log to
+        ``backups/pruned/`` (written and flushed first: a power cut leaves
+        it in the store, in the folder, or both), then its rows deleted.
+        The folder keeps at most ``limits.max_bytes`` of logs, oldest out."""
+        from .exports import public_log
+
+        record = self.game(game_id)
+        if record is None or not record.finished:
+            return
+        folder = self.dir / "backups" / "pruned"
+        target = folder / f"game-{game_id:06d}-{record.game}.jsonl"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_suffix(".tmp")
+            with tmp.open("w", encoding="utf-8") as fh:
+                fh.write("\n".join(public_log(self.lines(game_id))) + "\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, target)
+        except OSError as exc:
+            raise StoreError(N_("could not move game {id} to backups/pruned/ ({detail})"),
+                             id=game_id, detail=str(exc)) from None
+
+        def delete(db):
+            for table in ("summaries", "roster_seats", "actions"):
+                db.execute(f"DELETE FROM {table} WHERE game_id=?", (game_id,))
+            db.execute("DELETE FROM games WHERE id=?", (game_id,))
+        self._write(N_("could not store the game ({detail})"), delete)
+        self._usage = None
+        self.pruned.append(game_id)
+        _trim_folder(folder, self.limits.max_bytes)
 
     def _checkpoint(self) -> None:
         """Copy the write-ahead log into the database and cut it to nothing
@@ -355,6 +549,7 @@ class Store:
             self.db.execute("BEGIN IMMEDIATE")
             result = work(self.db)
             self.db.execute("COMMIT")
+            self.generation += 1
             return result
         except sqlite3.Error as exc:
             self._rollback()
@@ -385,6 +580,48 @@ class Store:
             out = [g for g in out if player in g.players]
         return out
 
+    def page(self, start: int = 0, count: int = 50, game: str | None = None,
+             players: list[int] | None = None, ids: list[int] | None = None) -> tuple[list[GameRecord], int]:
+        """One page of stored games, newest first, and how many match:
+        ``game`` a game id, ``players`` roster ids (a game with any of them),
+        ``ids`` game ids.  Read from the games' rows and summaries through
+        an index: the same cost at 10,000 games as at 10 (a game whose
+        summary is not known yet gets it here, once)."""
+        where, params = [], []
+        if game:
+            where.append("g.game=?")
+            params.append(game)
+        if players is not None:
+            # Checked game by game along the newest-first index (the seat rows'
+            # primary key): a page stops after its games, however many a
+            # player has.
+            where.append(f"EXISTS (SELECT 1 FROM roster_seats s WHERE s.game_id=g.id"
+                         f" AND +s.player IN ({_marks(players)}))")   # +: by the game, not the player index
+            params.extend(players)
+        if ids is not None:
+            where.append(f"g.id IN ({_marks(ids)})")
+            params.extend(ids)
+        clause = (" WHERE " + " AND ".join(where)) if where else ""
+        if players is not None and not game and ids is None:
+            total = self.db.execute(f"SELECT COUNT(DISTINCT game_id) FROM roster_seats WHERE player IN"
+                                    f" ({_marks(players)})", players).fetchone()[0]
+        else:
+            total = self.db.execute("SELECT COUNT(*) FROM games g" + clause, params).fetchone()[0]
+        rows = self.db.execute(_RECORDS + clause + " ORDER BY g.updated DESC, g.id DESC LIMIT ? OFFSET ?",
+                               [*params, max(0, count), max(0, start)]).fetchall()
+        records = [_record(r) for r in rows]
+        unknown = [r.id for r in records if r.summary is None]
+        if unknown:
+            self._fill_summaries(unknown)
+            records = [self.game(r.id) if r.id in unknown else r for r in records]
+        return records, total
+
+    def game_names(self) -> list[tuple[int, list]]:
+        """(id, players as the log holds them) of every game: the slow way
+        round for a name that is not on the roster."""
+        return [(gid, _json_or(players, [])) for gid, players
+                in self.db.execute("SELECT id, players FROM games ORDER BY id")]
+
     def game(self, game_id: int) -> GameRecord | None:
         row = self.db.execute(_RECORDS + " WHERE g.id=?", (game_id,)).fetchone()
         return _record(row) if row else None
@@ -398,10 +635,23 @@ class Store:
             " LEFT JOIN games g ON g.id=s.game_id GROUP BY p.id ORDER BY p.id").fetchall()
         return [PlayerRecord(*row) for row in rows]
 
-    def seat_players(self, game_id: int | None = None) -> dict[int, list[int | None]]:
+    def roster_names(self, played: bool = False) -> dict[int, str]:
+        """Roster id -> name (``played``: only players with a stored game),
+        without counting anyone's games: what a listing page needs."""
+        query = "SELECT id, name FROM roster r"
+        if played:
+            query += " WHERE EXISTS (SELECT 1 FROM roster_seats s WHERE s.player=r.id)"
+        return dict(self.db.execute(query + " ORDER BY id").fetchall())
+
+    def seat_players(self, game_id: int | None = None, ids=None) -> dict[int, list[int | None]]:
         """The roster player of each seat, per stored game (a seat without
-        a row, which only hand-made damage leaves, is None)."""
-        if game_id is None:
+        a row, which only hand-made damage leaves, is None); ``ids``: of
+        those games only."""
+        if ids is not None:
+            ids = list(ids)
+            rows = self.db.execute(f"SELECT game_id, seat, player FROM roster_seats WHERE game_id IN ({_marks(ids)})"
+                                   " ORDER BY game_id, seat", ids)
+        elif game_id is None:
             rows = self.db.execute("SELECT game_id, seat, player FROM roster_seats ORDER BY game_id, seat")
         else:
             rows = self.db.execute("SELECT game_id, seat, player FROM roster_seats WHERE game_id=?"
@@ -416,7 +666,7 @@ class Store:
 
     def latest_unfinished(self) -> GameRecord | None:
         row = self.db.execute(
-            "SELECT g.id, g.game, g.players, g.started, g.updated, g.finished, g.winner, 0"
+            "SELECT g.id, g.game, g.players, g.started, g.updated, g.finished, g.winner, 0, 0, NULL"
             " FROM games g WHERE finished=0 ORDER BY updated DESC, id DESC LIMIT 1").fetchone()
         return _record(row) if row else None
 
@@ -427,16 +677,64 @@ class Store:
             pass
 
 
+# The line count comes from the summary (kept with every change); counting
+# the lines is the fallback for a game whose summary row is missing.
 _RECORDS = ("SELECT g.id, g.game, g.players, g.started, g.updated, g.finished, g.winner,"
-            " (SELECT COUNT(*) FROM actions a WHERE a.game_id=g.id) FROM games g")
+            " COALESCE(s.lines, (SELECT COUNT(*) FROM actions a WHERE a.game_id=g.id)),"
+            " COALESCE(s.bytes, 0), s.folded FROM games g LEFT JOIN summaries s ON s.game_id=g.id")
 
 
 def _record(row) -> GameRecord:
-    gid, game, players, started, updated, finished, winner, count = row
+    gid, game, players, started, updated, finished, winner, count, size, folded = row
     # Lenient: a row scribbled over (that SQLite's check cannot see) still lists.
     players = _json_or(players, [])
+    summary = _json_or(folded, None) if folded else None
     return GameRecord(gid, game, players if isinstance(players, list) else [], started, updated, bool(finished),
-                      _json_or(winner, None) if winner else None, count)
+                      _json_or(winner, None) if winner else None, count, size,
+                      summary if isinstance(summary, dict) else None)
+
+
+def _marks(values) -> str:
+    return ",".join("?" * len(values)) or "NULL"
+
+
+def _size(lines) -> int:
+    return sum(len(line.encode("utf-8", "replace")) + 1 for line in lines)     # +1: its newline in an export
+
+
+def _dump(summary) -> str | None:
+    """A summary as stored; None (NULL: not known yet) stays None."""
+    return None if summary is None else json.dumps(summary, ensure_ascii=False, separators=(",", ":"))
+
+
+def _mb(size: int) -> str:
+    return f"{size / 1_000_000:.1f}"
+
+
+def _put_summary(db: sqlite3.Connection, game_id: int, lines: int, size: int, summary) -> None:
+    db.execute("INSERT OR REPLACE INTO summaries VALUES (?,?,?,?)", (game_id, lines, size, _dump(summary)))
+
+
+def _recount(db: sqlite3.Connection, game_id: int, summary) -> None:
+    """A game's summary after lines left its log (one game: at most the largest game's lines)."""
+    lines, size = db.execute("SELECT COUNT(*), COALESCE(SUM(LENGTH(CAST(line AS BLOB)) + 1), 0)"
+                             " FROM actions WHERE game_id=?", (game_id,)).fetchone()
+    _put_summary(db, game_id, lines, size, summary)
+
+
+def _trim_folder(folder: Path, max_bytes: int) -> None:
+    """Delete the oldest files of ``folder`` (by name: the game number)
+    until it holds at most ``max_bytes``."""
+    try:
+        files = sorted(folder.glob("game-*.jsonl"))
+        total = sum(f.stat().st_size for f in files)
+        for old in files:
+            if total <= max_bytes:
+                break
+            total -= old.stat().st_size
+            old.unlink()
+    except OSError:
+        pass
 
 
 def _json_or(text, default):
@@ -457,6 +755,7 @@ COLUMNS = {
     "actions": ["game_id", "seq", "line", "at"],
     "roster": ["id", "name", "key", "added"],
     "roster_seats": ["game_id", "seat", "player"],
+    "summaries": ["game_id", "lines", "bytes", "folded"],
 }
 
 

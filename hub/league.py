@@ -25,6 +25,8 @@ from datetime import date, datetime, time, timedelta, timezone
 
 from openskill.models import PlackettLuce
 
+from companion.names import tidy
+
 MODEL = PlackettLuce()
 
 
@@ -77,8 +79,10 @@ def rate(current: dict, seated: list[tuple[int, int]]) -> dict:
 # -- in the database ------------------------------------------------------------
 
 def player_ids(conn, names) -> list[int]:
-    """The player id of each roster name (created on first sight)."""
-    names = list(names)
+    """The player id of each roster name (created on first sight), tidied
+    as the box tidies it (companion/names.py: "A\u200bnn" is Ann); a name
+    of nothing but invisible characters (an old box's log) stays as it is."""
+    names = [tidy(n) or n for n in names]
     # Sorted: two games finishing at once insert shared names in one order,
     # so they wait for each other instead of deadlocking.
     with conn.cursor() as cur:

@@ -27,6 +27,8 @@ import json
 import math
 
 from companion import games as core_games
+from companion.errors import ActionError
+from companion.names import refuse_lookalikes, tidy
 
 from .db import HubError
 from .league import player_ids
@@ -44,14 +46,24 @@ def create(conn, name: str, game: str, players: list[str], boxes: list[str]) -> 
     missing = [b for b in boxes if b not in known]
     if missing:
         raise HubError(f"no such box: {', '.join(missing)}")
+    players = [tidy(p) for p in players]
     if len(set(players)) != len(players):
         raise HubError("a player is registered twice")
+    _refuse_lookalikes(players)
     with conn.transaction():
         tid = conn.execute("INSERT INTO tournaments (name, game, boxes) VALUES (%s, %s, %s) RETURNING id",
                            (name, game, json.dumps([known[b] for b in boxes]))).fetchone()["id"]
         for pid in player_ids(conn, players):
             conn.execute("INSERT INTO tournament_players VALUES (%s, %s, 1)", (tid, pid))
     return tid
+
+
+def _refuse_lookalikes(players: list[str]) -> None:
+    """The box's rule (companion/names.py): names the tables can tell apart."""
+    try:
+        refuse_lookalikes(players)
+    except ActionError as exc:
+        raise HubError(str(exc)) from None
 
 
 def _tournament(conn, tid: int) -> dict:
@@ -65,6 +77,12 @@ def join(conn, tid: int, name: str) -> int:
     """A late arrival: seated from the next round; returns that round."""
     with conn.transaction():
         t = _tournament(conn, tid)
+        name = tidy(name)
+        entered = [r["name"] for r in conn.execute(
+            "SELECT p.name FROM tournament_players tp JOIN players p ON p.id = tp.player_id "
+            "WHERE tp.tournament_id = %s", (tid,)).fetchall()]
+        if name not in entered:
+            _refuse_lookalikes(entered + [name])
         pid = player_ids(conn, [name])[0]
         conn.execute("INSERT INTO tournament_players VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
                      (tid, pid, t["round"] + 1))

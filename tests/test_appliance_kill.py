@@ -194,7 +194,7 @@ def test_sigkill_at_random_moments_loses_no_acknowledged_action(tmp_path):
                     timer.start()
                 Script(port, rng, acked).run()
             timer.join()
-            proc.wait(10)
+            proc.wait(60)
             proc.stdout.close()
             assert proc.returncode == -signal.SIGKILL, f"cycle {cycle}: exit {proc.returncode}"
 
@@ -212,7 +212,7 @@ def test_sigkill_at_random_moments_loses_no_acknowledged_action(tmp_path):
         port = serving_port(proc)
         assert http(port, "GET", "/api/state")[2] == expected_state
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(10) == 0
+        assert proc.wait(60) == 0
         proc.stdout.close()
     finally:
         if "proc" in locals() and proc.poll() is None:
@@ -340,7 +340,7 @@ def test_a_damaged_database_is_detected_kept_aside_announced_and_the_companion_r
         status, after = post(port, "/api/actions", {"type": "add", "seat": 2, "points": 5})
         assert status == 200 and after["scores"][2] == (state.get("scores") or [0, 0, 0])[2] + 5
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(10) == 0
+        assert proc.wait(60) == 0
     finally:
         if proc.poll() is None:
             proc.kill()

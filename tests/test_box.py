@@ -137,6 +137,10 @@ def test_button_held_at_power_on_gives_no_action(session, mock_factory):
         pin.drive_high()                             # released: still nothing
         box.flush()
         shows(box, "Game companion")
+        # Past the release's debounce window: a press inside it is only seen
+        # if the box's thread rechecks the pin before the press ends, which a
+        # loaded machine may not do (press() settles its own releases only).
+        time.sleep(box.bounce_s + 0.01)
         box.press("ok")                              # pressed again: now it counts
         shows(box, "Menu")
     finally:
@@ -416,7 +420,7 @@ def test_no_display_at_start_does_not_stop_the_box(make_box, caplog, error):
         box = make_box(config, display_factory=factory)
         box.press("ok")
         shows(box, "Menu")                                        # rendered in memory all along
-        assert opened.wait(2), "the display was not retried"
+        assert opened.wait(30), "the display was not retried"
         box.flush()
     assert box.screen.device is not None
     assert box.screen.device.image.tobytes() == box.frame.image.tobytes(), "the current frame goes to the new panel"
@@ -439,7 +443,7 @@ def test_display_that_starts_failing_is_dropped_and_retried(make_box, caplog):
         for key in ("ok", "down", "up", "down"):
             box.press(key)                                        # the panel fails on the 3rd frame
         assert box.frame.texts, "frames are still rendered"
-        deadline = time.monotonic() + 2
+        deadline = time.monotonic() + 30
         while box.screen.device is None and time.monotonic() < deadline:
             time.sleep(0.01)
         box.flush()

@@ -26,7 +26,7 @@ def test_the_panel_says_starting_until_the_pins_are_claimed(session, mock_factor
         box.flush()
         shows(box, "Starting…")                       # still: the pins are not claimed
         box.attach_pins()
-        assert box.pins_ready.wait(10)
+        assert box.pins_ready.wait(60)
         box.flush()
         assert box.buttons is not None
         assert "Starting…" not in " ".join(box.frame.texts)
@@ -58,7 +58,7 @@ def test_a_press_during_the_start_acts_once_the_pins_are_up(session, mock_factor
         assert presser.is_alive(), "the press waits for the pins"
         shows(box, "Starting…")
         box.attach_pins()
-        presser.join(10)
+        presser.join(60)
         assert not presser.is_alive() and not errors, errors
         shows(box, "Menu")
     finally:

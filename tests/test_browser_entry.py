@@ -183,7 +183,7 @@ def test_fight_a_turn_with_the_largest_change_proposed_then_the_hint(table, phon
     expect(panel).to_contain_text("Ben: which coin?", timeout=BLINK_MS)
     panel.locator("#ask-hint").click()
     hint = panel.locator("#hint-box")
-    expect(hint).to_contain_text("perfect play", timeout=5000)
+    expect(hint).to_contain_text("perfect play", timeout=BLINK_MS)
     expected = table.session.public()
     from companion import fight_solver
     move = fight_solver.hint(expected)

@@ -277,7 +277,7 @@ def test_the_hint_searches_outside_the_session_lock_once_per_position(table, mon
     def watched(state, budget=None):
         # While the solver thinks, another thread (the box, a phone) can take the lock.
         got = []
-        other = threading.Thread(target=lambda: got.append(session.lock.acquire(timeout=2) and session.lock.release() is None))
+        other = threading.Thread(target=lambda: got.append(session.lock.acquire(timeout=30) and session.lock.release() is None))
         other.start()
         other.join()
         calls.append(got == [True])

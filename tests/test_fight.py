@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import random
-import time
 from itertools import combinations
 from pathlib import Path
 
@@ -382,12 +381,11 @@ def test_solver_agrees_with_plain_minimax_on_every_reachable_position(coins):
     assert (start_value["result"] == "win", start_value["turns"]) == expected[(purse, purse, ())]
 
 
-def test_default_start_solved_in_under_2_seconds():
+def test_default_start_solved_from_a_cold_memo():
+    # How long it takes is a figure of the bench (fight_solve_cold_s), not a test.
     values, totals = (20, 10, 5, 1), (2, 4, 6, 8)
     cold = solver.Duel(values, totals)           # a fresh memo, not the shared one
-    began = time.process_time()                  # CPU time: fair on a busy test machine
     turns = cold.turns_left(cold.encode((1, 2, 3, 4)), cold.encode((1, 2, 3, 4)))
-    assert time.process_time() - began < 2.0
     assert turns == solver.solve(STANDARD)["turns"] == 49
     assert turns % 2 == 1                        # the first player loses with perfect play
 
@@ -505,10 +503,9 @@ def test_coalition_agrees_with_plain_minimax(coins, players):
 
 
 def test_no_hint_when_three_players_is_too_large():
-    began = time.perf_counter()
+    # The search stops at its node budget (COALITION_BUDGET), not at a clock.
     hint = solver.hint(start(3).state)
     assert not hint and hint.play is None and "too large" in hint.reason
-    assert time.perf_counter() - began < 5
 
 
 def test_no_hint_after_the_end():

@@ -52,14 +52,20 @@ def stuck_notices(session) -> list:
 
 # -- a button stuck pressed --------------------------------------------------------
 
+# The stuck time is far above a press's few milliseconds: on a loaded machine
+# a press of BACK or DOWN that the scheduler stretches must not itself count
+# as a stuck button (found under arm64 emulation with 0.3 s).
+STUCK_S = 3.0
+
+
 def test_a_stuck_ok_acts_once_is_reported_and_the_other_buttons_keep_working(make_box, session, mock_factory):
-    box = make_box(box_config(stuck_s=0.3))
+    box = make_box(box_config(stuck_s=STUCK_S))
     keys = count_keys(box)
     pin = mock_factory.pin(box.config["buttons"]["ok"])
     pin.drive_low()                                   # the lid presses on OK, and stays
     box.flush()
     assert "Menu" in drawn(box)
-    assert wait_until(lambda: stuck_notices(session), timeout=2), "no notice for a stuck button"
+    assert wait_until(lambda: stuck_notices(session), timeout=30), "no notice for a stuck button"
     box.flush()
     assert keys == ["ok"], f"a held button must act once, not repeat: {keys}"
     assert "OK button seems stuck" in drawn(box)
@@ -87,7 +93,7 @@ def test_the_stuck_notice_goes_away_by_itself_when_the_button_is_released(make_b
     client = app.test_client()
     pin = mock_factory.pin(box.config["buttons"]["up"])
     pin.drive_low()
-    assert wait_until(lambda: stuck_notices(session), timeout=2)
+    assert wait_until(lambda: stuck_notices(session), timeout=30)
     box.flush()
     assert client.get("/api/notices").get_json() == {
         "notices": ["The UP button seems stuck: it is ignored until it is released."]}
@@ -102,13 +108,13 @@ def test_the_stuck_notice_goes_away_by_itself_when_the_button_is_released(make_b
 def test_a_stuck_back_asks_about_undo_once_and_never_undoes_by_itself(make_box, session, mock_factory):
     session.submit({"type": "new_game", "game": "scoreboard", "players": PLAYERS})
     session.submit({"type": "add", "seat": 1, "points": 5})
-    box = make_box(box_config(stuck_s=0.4))
+    box = make_box(box_config(stuck_s=STUCK_S))
     holds = []
     original = box.app.hold
     box.app.hold = lambda name: (holds.append(name), original(name))
     pin = mock_factory.pin(box.config["buttons"]["back"])
     pin.drive_low()
-    assert wait_until(lambda: stuck_notices(session), timeout=3)
+    assert wait_until(lambda: stuck_notices(session), timeout=30)
     box.flush()
     assert holds == ["back"], "one long press, not one per hold time"
     box.press("ok")                                   # dismisses the stuck notice
@@ -126,7 +132,7 @@ def test_a_button_held_since_power_on_is_reported_stuck_then_released(session, m
     box = Box(session, config, mock=True, pin_factory=mock_factory)
     try:
         box.start()
-        assert wait_until(lambda: stuck_notices(session), timeout=2)
+        assert wait_until(lambda: stuck_notices(session), timeout=30)
         box.flush()
         assert "DOWN button seems stuck" in drawn(box)
         box.buttons.devices["down"].pin.drive_high()
@@ -182,7 +188,7 @@ def test_pin_library_errors_leave_a_box_with_a_screen_and_no_buttons(make_box, s
     box.flush()
     assert client.get("/oled.png").status_code == 200
     # Nothing on the box can dismiss the notice: it leaves the screen by itself...
-    assert wait_until(lambda: (box.flush(), "Scoreboard" in drawn(box))[1], timeout=2), drawn(box)
+    assert wait_until(lambda: (box.flush(), "Scoreboard" in drawn(box))[1], timeout=30), drawn(box)
     # ...and stays listed for the phones, which can dismiss it.
     assert len(client.get("/api/notices").get_json()["notices"]) == 1
     assert client.post("/api/notices/0/dismiss", headers=pin_headers()).get_json() == {"notices": []}
@@ -200,7 +206,7 @@ def test_no_pin_library_at_all_still_gives_a_box(make_box, session, monkeypatch)
     assert params["error"].startswith("ModuleNotFoundError: ")
     assert template == NO_GPIOCHIP or "chip" in params    # what to check, whichever machine runs this
     session.submit({"type": "new_game", "game": "scoreboard", "players": PLAYERS})
-    assert wait_until(lambda: (box.flush(), "Scoreboard" in drawn(box))[1], timeout=2), drawn(box)
+    assert wait_until(lambda: (box.flush(), "Scoreboard" in drawn(box))[1], timeout=30), drawn(box)
     assert panel.image.tobytes() == box.frame.image.tobytes()
 
 
@@ -233,7 +239,7 @@ def test_companion_run_on_a_machine_without_pins_serves_and_says_so(tmp_path):
         assert status == 200
     finally:
         proc.terminate()
-        proc.wait(10)
+        proc.wait(60)
     err = proc.stderr.read()
     assert "buttons unavailable" in err and "Traceback" not in err
 
@@ -258,7 +264,7 @@ def test_the_panel_vanishing_mid_frame_and_coming_back_shows_the_current_frame(m
         time.sleep(0.2)                                        # the retry finds nothing meanwhile
         assert box.screen.retrying and panel.opened == 1
         panel.gone = False                                     # the wire is back
-        assert wait_until(lambda: box.screen.device is panel, timeout=2), "the retry did not take it back"
+        assert wait_until(lambda: box.screen.device is panel, timeout=30), "the retry did not take it back"
         box.flush()
     assert panel.image.tobytes() == box.frame.image.tobytes(), "the current frame is redrawn, whole"
     assert not box.screen.retrying
@@ -282,6 +288,6 @@ def test_any_error_from_a_vanishing_panel_is_survived_like_an_oserror(make_box, 
     assert seen == [box.frame_version - 1, box.frame_version], "the mirror got every frame"
     assert box.screen.device is None and panel.torn == 1, "the failing panel is dropped, not retried per frame"
     panel.gone = False
-    assert wait_until(lambda: box.screen.device is panel, timeout=2)
+    assert wait_until(lambda: box.screen.device is panel, timeout=30)
     box.flush()
     assert panel.image.tobytes() == box.frame.image.tobytes()

@@ -152,7 +152,7 @@ def test_a_phone_waiting_for_a_hint_does_not_hold_up_the_box(box, session, gate)
         app.extensions["companion"].close()
 
 
-def wait_for(predicate, timeout: float = 10.0) -> bool:
+def wait_for(predicate, timeout: float = 60.0) -> bool:
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:

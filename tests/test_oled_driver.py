@@ -45,7 +45,7 @@ def glass_shows(panel: EmulatedPanel, image: Image.Image, rotate: int = 0) -> bo
     return ImageChops.difference(panel.image().convert("L"), expected.convert("L")).getbbox() is None
 
 
-def wait_until(predicate, timeout=3.0) -> bool:
+def wait_until(predicate, timeout=30.0) -> bool:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if predicate():

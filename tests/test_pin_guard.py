@@ -54,6 +54,104 @@ def test_many_addresses_get_one_comparison_per_refill_table_wide():
     assert compared >= 8 * 60, "the bucket refills (the table is not locked forever)"
 
 
+def guess_for(clock, guard, *, addresses: int, hours: float, per_second: int,
+              phone_every_s: float | None = None) -> tuple[int, set]:
+    """Distinct wrong PINs sent at ``per_second`` from ``addresses`` in turn
+    for ``hours``; with ``phone_every_s``, a phone of the table behind the
+    guesser's first address (one NAT) shows the right PIN that often.
+    Returns (wrong PINs compared, the addresses that showed the right PIN)."""
+    compared, trusted, sent = 0, set(), 0
+    guesses = (f"{n % 10_000:04d}" for n in range(10**9) if n % 10_000 != 7391)
+    end = clock.now + hours * 3600
+    next_phone = clock.now
+    while clock.now < end:
+        if phone_every_s is not None and clock.now >= next_phone:
+            if attempt(guard, "7391", "10.1.0.0") == 200:
+                trusted.add("10.1.0.0")
+            next_phone += phone_every_s
+        if phone_every_s is not None:           # the guesser uses the phone's address too
+            status = attempt(guard, next(guesses), "10.1.0.0")
+            assert status != 200
+            compared += status == 403
+        for _ in range(per_second):
+            n = sent % addresses
+            status = attempt(guard, next(guesses), f"10.{1 + n // 65536}.{n // 256 % 256}.{n % 256}")
+            assert status != 200
+            compared += status == 403
+            sent += 1
+        clock.now += 1.0
+    return compared, trusted
+
+
+@pytest.mark.parametrize("addresses", [1, 25, 60_000])
+@pytest.mark.parametrize("phone", [False, True], ids=["alone", "behind-a-table-phone"])
+def test_the_guessing_bound_holds_from_any_number_of_addresses(addresses, phone):
+    """docs/security.md: in T seconds after a PIN is drawn at most
+    burst + T / refill + P wrong PINs are compared, P the addresses that
+    showed the right PIN.  Found: an address that once showed the right PIN
+    was compared 60 times a minute.  Here the guesser shares its first
+    address with a table phone that shows the PIN every 30 s (a phone
+    taken over, or one NAT)."""
+    clock = Clock()
+    guard = PinGuard("7391", tries=5, block_s=5.0, table_burst=20, table_refill_s=60.0, clock=clock)
+    hours = 2.0
+    per_second = 2 if addresses == 1 else 25 if addresses == 25 else 60
+    compared, trusted = guess_for(clock, guard, addresses=addresses, hours=hours, per_second=per_second,
+                                  phone_every_s=30.0 if phone else None)
+    assert compared <= guard.bound(hours * 3600, len(trusted))
+    assert compared >= hours * 60, "the bucket refills (the table is not locked forever)"
+    assert guard.wrong_pins == compared, "every compared wrong PIN was counted table-wide"
+
+
+def test_a_right_pin_earns_no_allowance_for_wrong_ones():
+    """The audit's loop: one address shows the right PIN, then guesses at
+    full speed.  Its first wrong PIN ends its trust: it drains the bucket
+    like anyone and is then held to one comparison per refill."""
+    clock = Clock()
+    guard = PinGuard("7391", tries=1000, table_burst=20, table_refill_s=60.0, clock=clock)
+    assert attempt(guard, "7391", "127.0.0.60") == 200
+    statuses = [attempt(guard, f"{n:04d}", "127.0.0.60") for n in range(60)]
+    assert statuses[:20] == [403] * 20 and set(statuses[20:]) == {429}
+    assert attempt(guard, "0100", "10.0.0.1") == 429, "the bucket is empty for everyone"
+    clock.now += 60
+    assert attempt(guard, "0101", "127.0.0.60") == 403
+    assert attempt(guard, "7391", "127.0.0.60") == 429, "no trust left, no token left"
+    clock.now += 60
+    assert attempt(guard, "7391", "127.0.0.60") == 200, "the right PIN gets in after a refill"
+    assert attempt(guard, "0102", "127.0.0.60") == 403
+    assert attempt(guard, "0103", "127.0.0.60") == 429
+
+
+def test_a_trusted_addresss_wrong_pin_on_an_empty_bucket_is_a_debt():
+    """A table phone is compared while the bucket is empty (so the table
+    keeps playing); a wrong PIN it sends then is paid by the next refill."""
+    clock = Clock()
+    guard = PinGuard("7391", tries=1000, table_burst=3, table_refill_s=60.0, clock=clock)
+    assert attempt(guard, "7391", "phone") == 200
+    for n in range(3):
+        assert attempt(guard, f"{n:04d}", f"10.0.0.{n}") == 403
+    assert attempt(guard, "0009", "phone") == 403, "compared: it had shown the PIN"
+    assert attempt(guard, "7391", "phone") == 429, "and trusted no more"
+    clock.now += 60
+    assert attempt(guard, "7391", "phone") == 429, "the first refill pays the debt"
+    clock.now += 60
+    assert attempt(guard, "7391", "phone") == 200
+
+
+def test_the_table_phones_keep_playing_while_a_stranger_guesses():
+    clock = Clock()
+    guard = PinGuard("7391", table_burst=5, table_refill_s=60.0, clock=clock)
+    phones = [f"192.168.1.{n}" for n in range(4)]
+    for phone in phones:
+        assert attempt(guard, "7391", phone) == 200
+    for minute in range(30):
+        for n in range(100):
+            attempt(guard, f"{n:04d}", f"10.0.{minute}.{n}")
+        for phone in phones:
+            assert attempt(guard, "7391", phone) == 200
+        clock.now += 60
+
+
 def test_a_refusal_while_throttled_is_the_same_for_the_right_pin():
     """A new address gets the same 429 for the right PIN and a wrong one:
     refused before the comparison, nothing is learnt from it."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
+import threading
 
 import pytest
 
@@ -121,15 +121,18 @@ def test_nothing_is_said_while_off_or_for_an_undo(session, recorder):
 
 
 def test_a_new_utterance_cuts_the_one_still_spoken():
-    recorder = Recorder(program=("sleep", "30"))
+    recorder = Recorder(program=("sleep", "3600"))
     voice = Voice({"speak": True}, runner=recorder)
     try:
         voice.say("one", "en")
         first = recorder.processes[0]
-        started = time.monotonic()
-        voice.say("two", "en")
-        assert time.monotonic() - started < 2, "the box's thread never waits for the voice"
-        assert first.wait(5) != 0                      # terminated
+        # The box's thread never waits for the voice: the call returns while
+        # the first utterance (an hour long) would still be speaking.
+        caller = threading.Thread(target=voice.say, args=("two", "en"))
+        caller.start()
+        caller.join(60)
+        assert not caller.is_alive(), "the box's thread waited for the voice"
+        assert first.wait(60) != 0                     # terminated
         assert recorder.processes[1].poll() is None    # the new one speaks
         assert voice.said == ["one", "two"]
     finally:

@@ -136,7 +136,7 @@ def serving(server, name: str, what: str):
         assert not thread.is_alive(), f"{what} did not stop"
 
 
-def http(port, method, path, body=None, headers=None, timeout=5.0):
+def http(port, method, path, body=None, headers=None, timeout=30.0):
     """One HTTP/1.1 request with http.client: (status, headers, parsed JSON or bytes)."""
     import http.client
 
@@ -161,7 +161,7 @@ class SSEClient:
     """A raw-socket event-stream client (HTTP/1.0, so the body is not chunked),
     from ``source`` if given (another loopback address: another phone)."""
 
-    def __init__(self, port, path="/api/events", timeout=5.0, source=None):
+    def __init__(self, port, path="/api/events", timeout=30.0, source=None):
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout,
                                              source_address=(source, 0) if source else None)
         self.sock.sendall(f"GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n".encode())
@@ -191,7 +191,7 @@ class SSEClient:
             self.eof = True
         self.buf += chunk
 
-    def next_event(self, timeout=5.0):
+    def next_event(self, timeout=30.0):
         """(event, data, id) of the next event; comments and retry are counted."""
         deadline = time.monotonic() + timeout
         while True:
@@ -216,7 +216,7 @@ class SSEClient:
             self.sock.settimeout(left)
             self._fill()
 
-    def next_state(self, timeout=5.0):
+    def next_state(self, timeout=30.0):
         """The next `state` event's data (skipping `seats` events)."""
         while True:
             event, data, _ = self.next_event(timeout)
@@ -228,7 +228,7 @@ class SSEClient:
             self.sock.close()
 
 
-def wait_until(predicate, timeout=3.0, step=0.01) -> bool:
+def wait_until(predicate, timeout=30.0, step=0.01) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():

@@ -15,16 +15,23 @@ never locked out for longer than a few seconds.
 Wrong **PINs** are also limited for the whole table, however many addresses
 they come from (anyone on the Wi-Fi can take as many as they like): a
 bucket of ``table_burst`` wrong PINs, refilled by one every
-``table_refill_s`` seconds.  While it is empty, a PIN from an address that
-has not shown the right PIN since the PIN was drawn is refused (429)
-*before it is compared*: the refusal is the same whatever was typed, so a
-guesser learns nothing from it, and gets at most one comparison per refill.
+``table_refill_s`` seconds.  *Every* wrong PIN draws on it, whoever sends
+it.  While it is empty, a PIN from an address that has not shown the right
+PIN since the PIN was drawn is refused (429) *before it is compared*: the
+refusal is the same whatever was typed, so a guesser learns nothing from it.
 Addresses that did show the right PIN (the table's phones) are still
-compared, so the table keeps working while a guesser is throttled; seat
-tokens are never throttled table-wide (192 random bits cannot be guessed).
-With the defaults (20, 60 s) finding a random 4-digit PIN takes about 83
-hours on average (see docs/security.md), and the box is told when
-someone guesses (``alarm``) so the table can draw a new PIN from its menu.
+compared, so the table keeps working while a guesser is throttled, but a
+right PIN earns no allowance for wrong ones: a wrong PIN from such an
+address still costs the bucket (which may then go below zero, a debt paid
+by later refills) and ends that address's trust, which only a right PIN
+compared while the bucket holds one again restores.  So in any time ``T``
+after a PIN is drawn at most ``table_burst + T / table_refill_s + P`` wrong
+PINs are compared, ``P`` being the addresses that showed the right PIN (the
+table's phones; a guesser cannot add to them without the PIN).  Seat tokens
+are never throttled table-wide (192 random bits cannot be guessed).  With
+the defaults (20, 60 s) finding a random 4-digit PIN takes about 83 hours
+on average (see docs/security.md), and the box is told when someone
+guesses (``alarm``) so the table can draw a new PIN from its menu.
 """
 
 from __future__ import annotations
@@ -112,60 +119,81 @@ class PinGuard:
     def check(self, supplied: str, client: str) -> None:
         """Return if ``supplied`` is the PIN; else count a miss and raise 403/429."""
         self.refuse_if_blocked(client)
+        alarm, right = None, False
         with self._lock:
+            # Refill, decide, compare and count under one lock: concurrent
+            # requests cannot all see the same last token in the bucket.
             now = self.clock()
             self._refill(now)
             if self._bucket < 1 and client not in self._trusted:
                 # Refused before the comparison: the same answer whatever was typed.
                 wait = max(1, math.ceil((1 - self._bucket) * self.table_refill_s))
-                pin = self.pin
             else:
-                wait, pin = 0, self.pin
+                wait = 0
+                right = hmac.compare_digest(supplied.encode("utf-8", "replace"), self.pin.encode("utf-8"))
+                if right:
+                    self._misses.pop(client, None)
+                    self._trusted.pop(client, None)
+                    if len(self._trusted) >= self.max_clients:
+                        self._trusted.pop(next(iter(self._trusted)))
+                    self._trusted[client] = None
+                else:
+                    alarm = self._count_miss(client, pin=True)
         if wait:
             raise ApiError(429, N_("too many wrong PINs at this table: wait {seconds} s "
                                    "(the PIN is on the box)"),
                            headers={"Retry-After": str(wait)}, seconds=wait)
-        if hmac.compare_digest(supplied.encode("utf-8", "replace"), pin.encode("utf-8")):
-            with self._lock:
-                self._misses.pop(client, None)
-                self._trusted.pop(client, None)
-                if len(self._trusted) >= self.max_clients:
-                    self._trusted.pop(next(iter(self._trusted)))
-                self._trusted[client] = None
+        if right:
             return
-        self.miss(client, pin=True)
+        if alarm is not None and self.alarm is not None:
+            self.alarm(alarm)
         raise ApiError(403, N_("wrong table PIN (it is shown on the box)"))
+
+    def bound(self, seconds: float, trusted: int) -> int:
+        """The most wrong PINs compared in ``seconds`` after a PIN is drawn
+        (or the guard made), ``trusted`` addresses having shown it
+        (docs/security.md, "The PIN and its limits")."""
+        return self.table_burst + math.floor(seconds / self.table_refill_s) + trusted
 
     def miss(self, client: str, pin: bool = False) -> None:
         """Count one wrong credential from ``client`` (``pin``: a wrong PIN,
         which counts table-wide too); start a block at the limit."""
-        alarm = None
         with self._lock:
-            if len(self._misses) >= self.max_clients and client not in self._misses:
-                self._misses.clear()        # a flood of addresses: forget, never grow
-            count = self._misses.get(client, 0) + 1
-            if count >= self.tries:
-                self._misses.pop(client, None)
-                if len(self._blocked) >= self.max_clients:
-                    now = self.clock()
-                    self._blocked = {c: t for c, t in self._blocked.items() if t > now}
-                self._blocked[client] = self.clock() + self.block_s
-            else:
-                self._misses[client] = count
-            if pin:
-                now = self.clock()
-                self._refill(now)
-                self._bucket = max(0.0, self._bucket - 1)
-                self.wrong_pins += 1
-                # 10 wrong PINs faster than the bucket refills: guessing, not
-                # a typo now and then over an evening.
-                _last_count, last_at = self._alarmed
-                if self._bucket < self.table_burst - self.alarm_after + 1 and (
-                        last_at is None or now - last_at >= self.alarm_every_s):
-                    self._alarmed = (self.wrong_pins, now)
-                    alarm = self.wrong_pins
+            alarm = self._count_miss(client, pin)
         if alarm is not None and self.alarm is not None:
             self.alarm(alarm)
+
+    def _count_miss(self, client: str, pin: bool) -> int | None:
+        """``miss`` under the lock; the wrong-PIN count to alarm with, if due."""
+        alarm = None
+        if len(self._misses) >= self.max_clients and client not in self._misses:
+            self._misses.clear()        # a flood of addresses: forget, never grow
+        count = self._misses.get(client, 0) + 1
+        if count >= self.tries:
+            self._misses.pop(client, None)
+            if len(self._blocked) >= self.max_clients:
+                now = self.clock()
+                self._blocked = {c: t for c, t in self._blocked.items() if t > now}
+            self._blocked[client] = self.clock() + self.block_s
+        else:
+            self._misses[client] = count
+        if pin:
+            now = self.clock()
+            self._refill(now)
+            # Whoever sent it: a right PIN shown before earns no allowance.
+            # Below zero only through a trusted address, which loses its
+            # trust here, so the debt is at most one per such address.
+            self._bucket -= 1
+            self._trusted.pop(client, None)
+            self.wrong_pins += 1
+            # 10 wrong PINs faster than the bucket refills: guessing, not
+            # a typo now and then over an evening.
+            _last_count, last_at = self._alarmed
+            if self._bucket < self.table_burst - self.alarm_after + 1 and (
+                    last_at is None or now - last_at >= self.alarm_every_s):
+                self._alarmed = (self.wrong_pins, now)
+                alarm = self.wrong_pins
+        return alarm
 
 
 class SeatTokens:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from urllib.parse import urlencode
 from collections import OrderedDict
 
 from flask import Blueprint, Response, current_app, jsonify, render_template, request
@@ -29,7 +30,10 @@ from companion import games as game_registry
 from companion.errors import ActionError
 from companion.exports import csv_text, decoded_lines, export_lines, steps_of, store_timeline, validate
 from companion.i18n import N_, gettext, translate_error
-from companion.limits import HISTORY_PAGE_STEPS, MAX_IMPORT_BYTES, MAX_IMPORT_LINES
+from companion.limits import (HISTORY_PAGE_GAMES, HISTORY_PAGE_STEPS, IMPORT_BURST, IMPORT_REFILL_S,
+                              MAX_IMPORT_BYTES, MAX_IMPORT_LINES, Bucket)
+from companion.store import StoreFull
+from companion.names import invisible, refuse_lookalikes
 from companion.text import unsafe_char
 from companion.stats import player_key, player_stats, result_of
 from companion.timeline import ReplayError, replay
@@ -40,7 +44,6 @@ from .errors import ApiError, error_response, request_language
 
 bp = Blueprint("history", __name__)
 
-CACHE_SIZE = 4096          # final states kept (a few hundred bytes each)
 PAGE_BYTES = 256 * 1024    # a page of steps ends before this many bytes (at least one step)
 STEPS_KEPT = 3             # games whose public steps are kept encoded (the current one, two browsed)
 
@@ -50,38 +53,12 @@ RENDERING = threading.Lock()
 
 
 # -- reading the store ---------------------------------------------------------
-
-class FinalStates:
-    """The public state each stored log folds to, by (id, actions, updated):
-    a stored game only changes by growing, so the key changes with it."""
-
-    def __init__(self):
-        self._lock = threading.Lock()
-        self._states: dict[tuple, dict | None] = {}
-
-    def get(self, session, record) -> dict | None:
-        key = (record.id, record.actions, record.updated)
-        with self._lock:
-            if key in self._states:
-                return self._states[key]
-        with session.lock:
-            lines = session.store.lines(record.id)
-        with RENDERING:
-            try:
-                state = replay(lines).public()
-            except ReplayError:
-                steps, _ = steps_of(lines)           # a damaged log: its readable prefix
-                state = steps[-1]["state"] if steps else None
-        with self._lock:
-            if len(self._states) >= CACHE_SIZE:
-                self._states.clear()
-            self._states[key] = state
-        return state
-
-
-def _finals() -> FinalStates:
-    return current_app.extensions.setdefault("companion.history.finals", FinalStates())
-
+#
+# A listing reads each game's row and summary (companion/store.py: lines,
+# bytes, the scores and tokens its log folds to, kept when the game changes):
+# it never replays a log, and one page of HISTORY_PAGE_GAMES costs the same
+# at 10,000 stored games as at 10 (bench_history).  Only the step-through of
+# one game replays it (Rendered, below).
 
 class Rendered:
     """One stored game as the public sees it, worked out once per version:
@@ -200,25 +177,29 @@ def _rendered(game_id: int):
     return games.get(companion().session, game_id)
 
 
-def _records(game: str = "", player: str = "") -> list:
-    """Stored games, newest first, filtered by game id and player: the
-    roster player of that name (companion/roster.py: their games under any
-    earlier name, or merged in), else the name as the logs hold it
-    (compared as :func:`companion.stats.player_key` does)."""
+def _listed(game: str = "", player: str = "", start: int = 0) -> tuple[list, int]:
+    """One page of stored games, newest first, and how many match; filtered
+    by game id and player: the roster player of that name
+    (companion/roster.py: their games under any earlier name, or merged
+    in), else the name as the logs hold it (compared as
+    :func:`companion.stats.player_key` does)."""
     session = companion().session
     with session.lock:
-        records = session.store.games()
-        seats = session.store.seat_players() if player else {}
-        roster = session.store.roster() if player else []
-    if game:
-        records = [r for r in records if r.game == game]
-    if player:
-        wanted = player_key(player)
-        ids = {p.id for p in roster if player_key(p.name) == wanted}
-        records = [r for r in records
-                   if (ids & set(seats.get(r.id, ())))
-                   or (not ids and any(player_key(name) == wanted for name in r.players))]
-    return records
+        store = session.store
+        players = games = None
+        if player:
+            wanted = player_key(player)
+            players = [pid for pid, name in store.roster_names().items() if player_key(name) == wanted]
+            if not players:
+                # Not on the roster (an old spelling): the logs' names, the slow way round.
+                players = None
+                games = [gid for gid, names in store.game_names()
+                         if isinstance(names, list) and any(isinstance(n, str) and player_key(n) == wanted
+                                                            for n in names)]
+        records, total = store.page(start, HISTORY_PAGE_GAMES, game=game or None, players=players, ids=games)
+        # The roster's names of this page's seats only: the same cost at 10,000 games as at 10.
+        per_request.roster_view = (store.seat_players(ids=[r.id for r in records]), store.roster_names())
+    return records, total
 
 
 def _roster_view() -> tuple[dict, dict]:
@@ -227,8 +208,7 @@ def _roster_view() -> tuple[dict, dict]:
     if "roster_view" not in per_request:
         session = companion().session
         with session.lock:
-            per_request.roster_view = (session.store.seat_players(),
-                                       {p.id: p.name for p in session.store.roster()})
+            per_request.roster_view = (session.store.seat_players(), session.store.roster_names())
     return per_request.roster_view
 
 
@@ -268,8 +248,9 @@ def _title(game_id: str, language: str) -> str:
 
 def _summary(record, language: str) -> dict:
     """A list entry: the record, its title, whether it is the table's
-    current game, and its final (or current) scores and tokens."""
-    state = _finals().get(companion().session, record) or {}
+    current game, and its final (or current) scores and tokens (from the
+    store's summary: no replay)."""
+    state = record.summary or {}
     out = _with_roster(record.as_dict(), record)
     out["title"] = _title(record.game, language)
     out["current"] = record.id == companion().session.game_id
@@ -300,8 +281,19 @@ def _filters() -> tuple[str, str]:
 def history_list():
     game, player = _filters()
     language = request_language()
-    games = [_summary(r, language) for r in _records(game, player)]
-    return _no_store(jsonify(games=games))
+    start = _offset()
+    records, total = _listed(game, player, start)
+    games = [_summary(r, language) for r in records]
+    return _no_store(jsonify(games=games, page=_games_page(start, len(games), total, game, player)))
+
+
+def _games_page(start: int, count: int, total: int, game: str, player: str) -> dict:
+    """Where a page of the list sits (``next``: the next page's address, or null)."""
+    following = None
+    if start + count < total:
+        query = {"from": start + count, **({"game": game} if game else {}), **({"player": player} if player else {})}
+        following = "/api/history?" + urlencode(query)
+    return {"from": start, "count": count, "total": total, "next": following}
 
 
 @bp.get("/api/history/<int:game_id>")
@@ -324,6 +316,15 @@ def _start() -> int:
     text = request.args.get("from", "0").strip()
     if not (text.isascii() and text.isdigit()) or len(text) > 9:
         raise ApiError(400, N_("'from' must be a step number (0 for the first), got '{value}'"), value=text[:24])
+    return int(text)
+
+
+def _offset() -> int:
+    """``?from=K`` of a list: the place of the first game wanted (0: the newest)."""
+    text = request.args.get("from", "0").strip()
+    if not (text.isascii() and text.isdigit()) or len(text) > 9:
+        raise ApiError(400, N_("'from' must be a game's place in the list (0 for the newest), got '{value}'"),
+                       value=text[:24])
     return int(text)
 
 
@@ -408,6 +409,12 @@ def import_game():
     if not pin:
         raise ApiError(401, N_("importing a game needs the table PIN (header X-Table-Pin)"))
     c.guard.check(pin, client())
+    wait = _imports().take()
+    if wait:
+        # Table-wide, whoever sends them: the PIN is public at the table, and
+        # each import is a replay and a stored game (docs/security.md).
+        raise ApiError(429, N_("too many imports at this table: wait {seconds} s"),
+                       headers={"Retry-After": str(wait)}, seconds=wait)
     request.max_content_length = MAX_IMPORT_BYTES       # a log is bigger than one action
     try:
         data = request.get_data(cache=False)
@@ -427,10 +434,29 @@ def import_game():
     if refusal:
         return error_response(400, refusal)
     with c.session.lock:
-        game_id = store_timeline(c.session.store, timeline)
+        try:
+            # The names a table can tell apart (companion/names.py), against the roster too.
+            refuse_lookalikes(list(timeline.players), list(c.session.store.roster_names().values()))
+        except ActionError as exc:
+            return error_response(400, f"line {_first_line(lines)}: {translate_error(exc, request_language())}")
+        current = c.session.game_id
+        try:
+            game_id = store_timeline(c.session.store, timeline, keep=(current,) if current is not None else ())
+        except StoreFull as exc:        # the operator chose "refuse", or only unfinished games are left
+            raise ApiError(409, exc.template, **exc.params) from None
     public = timeline.public()
     return _no_store(jsonify(id=game_id, game=public["game"], finished=bool(public.get("finished")),
                              state=public))
+
+
+def _imports() -> Bucket:
+    """The table's import bucket (settings ``import_burst``, ``import_refill_s``)."""
+    found = current_app.extensions.get("companion.history.imports")
+    if found is None:
+        config = companion().config
+        found = current_app.extensions.setdefault("companion.history.imports", Bucket(
+            int(config.get("import_burst", IMPORT_BURST)), float(config.get("import_refill_s", IMPORT_REFILL_S))))
+    return found
 
 
 def _unsafe_names(lines, players) -> str | None:
@@ -441,12 +467,23 @@ def _unsafe_names(lines, players) -> str | None:
     for name in players:
         found = unsafe_char(name)
         if found:
-            line = next(n for n, text in enumerate(lines, start=1) if text.strip())
             message = gettext(N_("'{where}' holds the character {char}: names and labels must not "
                                  "hold control or text-direction characters"), request_language(),
                               where="players", char=found)
-            return f"line {line}: {message}"
+            return f"line {_first_line(lines)}: {message}"
+        hidden = next((ch for ch in name if invisible(ch)), None)
+        if hidden is not None:
+            # A log is stored as it is: not tidied like a typed name, refused.
+            message = gettext(N_("the player name '{name}' holds the invisible character {char}: "
+                                 "names must be told apart by their look"), request_language(),
+                              name=name, char=f"U+{ord(hidden):04X}")
+            return f"line {_first_line(lines)}: {message}"
     return None
+
+
+def _first_line(lines) -> int:
+    """The number of the log's first line (its new_game), blank lines counted."""
+    return next(n for n, text in enumerate(lines, start=1) if text.strip())
 
 
 @bp.post("/api/history/<int:game_id>/resume")
@@ -478,13 +515,30 @@ def stats():
 
 
 def _player_stats() -> list[dict]:
-    """Per roster player: a rename or a merge shows at once."""
+    """Per roster player: a rename or a merge shows at once.  Every stored
+    game counts, so this is worked out once per change of the store (by its
+    generation) and one at a time: a client asking again and again costs
+    nothing until the table changes something."""
     session = companion().session
-    finals = _finals()
-    seats, names = _roster_view()
-    results = [result_of(r, finals.get(session, r) if r.finished else None, seats.get(r.id, ()))
-               for r in _records()]
-    return player_stats(results, names)
+    cache = current_app.extensions.setdefault("companion.history.stats", {})
+    with session.lock:
+        generation = session.store.generation
+    if cache.get("generation") == generation:
+        return cache["players"]
+    with RENDERING:
+        if cache.get("generation") == generation:
+            return cache["players"]
+        with session.lock:
+            generation = session.store.generation
+            records = session.store.games()
+            seats, names = session.store.seat_players(), session.store.roster_names()
+        results = [result_of(r, {"game": r.game, **r.summary} if r.finished and r.summary else None,
+                             seats.get(r.id, ()))
+                   for r in records]
+        players = player_stats(results, names)
+        cache.clear()
+        cache.update(generation=generation, players=players)
+    return players
 
 
 # -- the pages ------------------------------------------------------------------------
@@ -542,10 +596,15 @@ def history_page():
     language = request_language()
     session = companion().session
     with session.lock:
-        names = sorted((p.name for p in session.store.roster() if p.games), key=player_key)
-    games = [_summary(r, language) for r in _records(game, player)]
+        names = sorted(session.store.roster_names(played=True).values(), key=player_key)
+    start = _offset()
+    records, total = _listed(game, player, start)
+    games = [_summary(r, language) for r in records]
+    page = _games_page(start, len(games), total, game, player)
+    if page["next"]:
+        page["next"] = "/history?" + page["next"].partition("?")[2]
     return _page("history.html", "history", games=games, game=game, player=player, names=names,
-                 game_ids=[(g, _title(g, language)) for g in _game_ids()])
+                 game_ids=[(g, _title(g, language)) for g in _game_ids()], games_page=page)
 
 
 @bp.get("/history/<int:game_id>")
