@@ -22,6 +22,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from test_web_support import SSEClient, http, make_app, make_session, pin_headers, running_server, wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -224,3 +226,129 @@ def test_a_connection_over_the_servers_limit_is_answered_not_left_in_the_backlog
         for sock in held:
             sock.close()
     app.extensions["companion"].close()
+
+
+# -- fair shares, not first come (issue 21, finding 1) ---------------------------------
+
+def test_many_hostile_addresses_leave_a_phone_its_requests_and_its_stream():
+    """Issue 21 at reduced scale: 6 addresses x 20 connections of every kind
+    (slow headers, idle keep-alives, unread streams; reopened at once)
+    against a server whose totals they exceed (12 streams, 74 connections).
+    Phones from other addresses still get their GET, POST and stream."""
+    appliance = bench_starve.Appliance(extra_config="max_streams = 12\n")
+    try:
+        bench_starve.new_game(appliance.port)
+        attack = bench_starve.Attack(appliance.port, count=20, source=bench_starve.hostile_addresses(6),
+                                     reopen_s=0.05, max_seconds=120)
+        try:
+            assert wait_until(lambda: attack.stats["answers"].get("503", 0) > 20, timeout=30), attack.stats
+            for k, phone in enumerate(["127.0.0.2", "127.0.0.3", "127.0.0.4"] * 2):
+                status, _ = bench_starve.phone_request(appliance.port, "GET", "/api/state", source=phone, timeout=30)
+                assert status == 200, (k, phone, status)
+                status, _ = bench_starve.phone_request(appliance.port, "POST", "/api/actions",
+                                                       {"type": "add", "seat": k % 4, "points": 1},
+                                                       source=phone, timeout=30)
+                assert status == 200, (k, phone, status)
+                status, _ = bench_starve.phone_stream(appliance.port, source=phone, timeout=30)
+                assert status == 200, (k, phone, status)
+        finally:
+            result = attack.stop()
+        # The attack was real: it was refused and closed, and it got streams.
+        assert result["closed_by_server"] > 0 and result["answers"].get("503", 0) > 0, result
+        assert result["answers"].get("200", 0) > 0, result
+    finally:
+        appliance.close()
+
+
+def _closed(sock) -> bool:
+    """Whether the server closed ``sock`` (waits up to its timeout)."""
+    try:
+        return sock.recv(1) == b""
+    except socket.timeout:
+        return False
+    except OSError:
+        return True
+
+
+def test_a_full_server_makes_room_for_a_lighter_address_by_closing_the_heaviest_ones_idle_connection(tmp_path):
+    session = make_session(tmp_path)
+    app = make_app(session, max_streams=1)          # connection_limit: 2 x 1 + 50
+    with running_server(app, max_connections_per_address=100) as server:
+        listener = server._listeners[0]
+        limit = listener.adj.connection_limit
+        # 127.0.0.20 first opens a request that trickles in (its oldest
+        # connection), then idle ones; 127.0.0.21 a few idle ones.
+        slow = _raw(server.port, source="127.0.0.20")
+        slow.sendall(f"GET /api/state HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nX-Slow: ".encode())
+        heavy, light = [], []
+        while len(listener._map) < limit:
+            if len(light) < 5:
+                light.append(_raw(server.port, source="127.0.0.21"))
+            else:
+                heavy.append(_raw(server.port, source="127.0.0.20"))
+            assert wait_until(lambda: len(listener.active_channels) == 1 + len(heavy) + len(light), timeout=5)
+        # Full.  A phone from a third address is served all the same...
+        assert bench_starve.phone_request(server.port, "GET", "/api/state", timeout=10)[0] == 200
+        # ...and the room came from the heaviest address's idle connections,
+        # the longest idle first, not from its request in progress nor the lighter address.
+        assert wait_until(lambda: server._ceiling.held("127.0.0.20") < 1 + len(heavy), timeout=5)
+        for sock in [heavy[0]]:
+            sock.settimeout(5)
+            assert _closed(sock)
+        assert server._ceiling.held("127.0.0.21") == 5
+        slow.settimeout(0.2)
+        try:
+            assert slow.recv(1) != b"", "the request in progress was closed first"
+        except socket.timeout:
+            pass                                    # still open: right
+        for sock in [slow] + heavy + light:
+            sock.close()
+    app.extensions["companion"].close()
+
+
+def test_a_full_stream_count_makes_room_for_a_lighter_address(tmp_path):
+    session = make_session(tmp_path)
+    app = make_app(session, keepalive_s=30.0, max_streams=3)
+    slots = app.extensions["companion"].slots
+    with running_server(app) as server:
+        mine = [SSEClient(server.port, source="127.0.0.20") for _ in range(3)]
+        assert all(s.status == 200 for s in mine) and slots.open == 3
+        # The same address is as heavy as the heaviest: refused.
+        assert SSEClient(server.port, source="127.0.0.20").status == 503
+        # A phone from another address is not: the oldest stream of the heaviest address ends.
+        phone = SSEClient(server.port, source="127.0.0.2")
+        assert phone.status == 200 and phone.next_state(timeout=10) == {"game": None}
+        first = mine[0]
+        first.next_state()
+        with pytest.raises(EOFError):
+            while True:
+                first.next_event(timeout=10)
+        assert wait_until(lambda: slots.open == 3, timeout=10)
+        # 2 and 1: a third address (0) still takes one from the heaviest...
+        third = SSEClient(server.port, source="127.0.0.3")
+        assert third.status == 200
+        # ...and now 1, 1 and 1: nobody holds two more than a newcomer, so nobody gives way.
+        assert wait_until(lambda: slots.open == 3, timeout=10)
+        assert SSEClient(server.port, source="127.0.0.4").status == 503
+        assert slots.evicted == 2
+        for s in mine + [phone, third]:
+            s.close()
+    app.extensions["companion"].close()
+
+
+def test_stream_places_go_to_the_lighter_address_from_the_heaviest_ones_slowest_stream():
+    from web.streams import StreamSlots
+
+    slots = StreamSlots(4)
+    ended = []
+    tickets = {}
+    for name, address, unsent in (("a1", "A", 0), ("a2", "A", 5000), ("a3", "A", 0), ("b1", "B", 0)):
+        ticket = slots.take(address)
+        ticket.evict = lambda name=name: ended.append(name)
+        ticket.unsent = lambda unsent=unsent: unsent
+        tickets[name] = ticket
+    assert slots.take("C") is not None and ended == ["a2"]         # the reader furthest behind
+    assert slots.take("A") is None and slots.take("B") is None     # A: 2, B: 1, C: 1
+    slots.give_back(tickets["a2"])                                 # its late close changes nothing
+    assert slots.open == 4
+    assert slots.take("D") is not None and ended == ["a2", "a1"]   # then the oldest

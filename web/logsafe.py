@@ -123,6 +123,11 @@ class SafeRecords(logging.Filter):
         self._since, self._lines, self._all, self._dropped = now, {}, 0, {}
         return summary
 
+    def reset(self) -> None:
+        """Forget the current window (tests)."""
+        with self._lock:
+            self._since, self._lines, self._all, self._dropped = time.monotonic(), {}, 0, {}
+
     def flush(self, now: float | None = None) -> None:
         """Log the summary of the window just ended (the serving loop calls
         this once a second)."""
