@@ -335,7 +335,7 @@ def log_lines():
     import io
     import logging
 
-    from web.logsafe import SAFE, install
+    from web.logsafe import BUDGET, install
 
     buffer = io.StringIO()
     handler = logging.StreamHandler(buffer)
@@ -345,13 +345,13 @@ def log_lines():
     root.addHandler(handler)
     root.setLevel(logging.INFO)
     install(handlers=True)
-    SAFE.reset()
+    BUDGET.reset()
     try:
         yield lambda: buffer.getvalue()
     finally:
         root.removeHandler(handler)
         root.setLevel(level)
-        SAFE.reset()
+        BUDGET.reset()
 
 
 def _clean_log(text: str) -> None:
@@ -405,13 +405,13 @@ def test_a_loop_of_hostile_requests_closed_at_once_writes_a_bounded_log(server, 
 def test_suppressed_lines_are_summarised_once_a_minute(log_lines):
     import logging
 
-    from web.logsafe import PER_ADDRESS, SAFE, client_logger
+    from web.logsafe import BUDGET, PER_ADDRESS, client_logger
 
     logger = client_logger(logging.getLogger("waitress"), ("127.0.0.9", 5555))
     for n in range(300):
         logger.info("Client disconnected while serving /api/events %d", n)
     assert len(log_lines().splitlines()) == PER_ADDRESS
-    SAFE.flush(now=time.monotonic() + 61)
+    BUDGET.flush(now=time.monotonic() + 61)
     last = log_lines().splitlines()[-1]
     assert "WARNING companion.web: suppressed 295 log lines about 1 client address(es)" in last
     assert "most: 295 about 127.0.0.9" in last

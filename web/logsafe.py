@@ -13,7 +13,7 @@ Records about one client (they carry ``client``: the channel's logger adds
 it, see :func:`client_logger`) are also rate-limited per address: at most
 :data:`PER_ADDRESS` lines a minute from one address and :data:`PER_MINUTE`
 from all clients together; the rest are counted and summarised in one line
-a minute (:meth:`SafeRecords.flush`).  A loop of hostile requests therefore
+a minute (:meth:`ClientBudget.flush`).  A loop of hostile requests therefore
 writes a bounded number of bytes, whatever it sends.
 """
 
@@ -60,29 +60,83 @@ def clean(text: str, limit: int = LINE_MAX) -> str:
     return line
 
 
-class SafeRecords(logging.Filter):
-    """Escapes and bounds every record it sees, and drops the records about
-    one client past the per-address and per-minute budgets (counted, and
-    summarised by :meth:`flush`).  One instance per process (:data:`SAFE`),
-    on the loggers that carry client text and on the root's handlers."""
+class ClientBudget:
+    """How many lines about each client address may be logged this minute
+    (``per_address``), and about all of them together (``per_minute``); the
+    rest are counted, and :meth:`flush` logs their summary once the minute is
+    over.  Each server has its own (:class:`web.serve.Server`); records that
+    name none use :data:`BUDGET`."""
 
     def __init__(self, per_address: int = PER_ADDRESS, per_minute: int = PER_MINUTE, window_s: float = WINDOW_S):
-        super().__init__()
         self.per_address, self.per_minute, self.window_s = per_address, per_minute, window_s
         self._lock = threading.Lock()
-        self._since = time.monotonic()
-        self._lines: dict[str, int] = {}        # client address -> lines logged this window
-        self._all = 0
-        self._dropped: dict[str, int] = {}      # client address -> lines suppressed this window
+        self.reset()
+
+    def reset(self) -> None:
+        """Start a new window, forgetting the current one."""
+        with self._lock:
+            self._since = time.monotonic()
+            self._lines: dict[str, int] = {}        # client address -> lines logged this window
+            self._all = 0
+            self._dropped: dict[str, int] = {}      # client address -> lines suppressed this window
+
+    def allow(self, address: str) -> bool:
+        with self._lock:
+            summary = self._roll(time.monotonic())
+            lines = self._lines.get(address, 0)
+            if lines >= self.per_address or self._all >= self.per_minute:
+                self._dropped[address] = self._dropped.get(address, 0) + 1
+                allowed = False
+            else:
+                self._lines[address] = lines + 1
+                self._all += 1
+                allowed = True
+        if summary:
+            _say(summary)
+        return allowed
+
+    def _roll(self, now: float) -> str | None:
+        """Start a new window if the last one is over; its summary, if any."""
+        if now - self._since < self.window_s:
+            return None
+        summary = None
+        if self._dropped:
+            worst, most = max(self._dropped.items(), key=lambda item: item[1])
+            summary = (f"suppressed {sum(self._dropped.values())} log lines about {len(self._dropped)} "
+                       f"client address(es) in the last {self.window_s:g} s (most: {most} about {worst})")
+        self._since, self._lines, self._all, self._dropped = now, {}, 0, {}
+        return summary
+
+    def flush(self, now: float | None = None) -> None:
+        """Log the summary of the window just ended, if it is over (the
+        serving loop calls this once a second)."""
+        with self._lock:
+            summary = self._roll(time.monotonic() if now is None else now)
+        if summary:
+            _say(summary)
+
+
+def _say(summary: str) -> None:
+    logging.getLogger("companion.web").warning("%s", summary)
+
+
+class SafeRecords(logging.Filter):
+    """Escapes and bounds every record it sees, and drops the records about
+    one client past their :class:`ClientBudget` (the record's
+    ``companion_budget``, else :data:`BUDGET`).  One instance per process
+    (:data:`SAFE`), on the loggers that carry client text and on the root's
+    handlers."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if not getattr(record, "companion_clean", False):
             self._clean(record)
         client = getattr(record, "client", None)
-        if client is None or getattr(record, "companion_allowed", False):
+        if client is None:
             return True
-        allowed = self._allow(escape(str(client))[:64])
-        record.companion_allowed = allowed
+        allowed = getattr(record, "companion_allowed", None)
+        if allowed is None:
+            budget = getattr(record, "companion_budget", None) or BUDGET
+            allowed = record.companion_allowed = budget.allow(escape(str(client))[:64])
         return allowed
 
     @staticmethod
@@ -100,43 +154,8 @@ class SafeRecords(logging.Filter):
         record.msg, record.args = clean(message), ()
         record.companion_clean = True
 
-    def _allow(self, address: str) -> bool:
-        with self._lock:
-            self._roll(time.monotonic())
-            lines = self._lines.get(address, 0)
-            if lines >= self.per_address or self._all >= self.per_minute:
-                self._dropped[address] = self._dropped.get(address, 0) + 1
-                return False
-            self._lines[address] = lines + 1
-            self._all += 1
-            return True
 
-    def _roll(self, now: float) -> str | None:
-        """Start a new window if the last one is over; its summary, if any."""
-        if now - self._since < self.window_s:
-            return None
-        summary = None
-        if self._dropped:
-            worst, most = max(self._dropped.items(), key=lambda item: item[1])
-            summary = (f"suppressed {sum(self._dropped.values())} log lines about {len(self._dropped)} "
-                       f"client address(es) in the last {self.window_s:g} s (most: {most} about {worst})")
-        self._since, self._lines, self._all, self._dropped = now, {}, 0, {}
-        return summary
-
-    def reset(self) -> None:
-        """Forget the current window (tests)."""
-        with self._lock:
-            self._since, self._lines, self._all, self._dropped = time.monotonic(), {}, 0, {}
-
-    def flush(self, now: float | None = None) -> None:
-        """Log the summary of the window just ended (the serving loop calls
-        this once a second)."""
-        with self._lock:
-            summary = self._roll(time.monotonic() if now is None else now)
-        if summary:
-            logging.getLogger("companion.web").warning("%s", summary)
-
-
+BUDGET = ClientBudget()
 SAFE = SafeRecords()
 CLIENT_LOGGERS = ("waitress", "companion.web")
 
@@ -155,7 +174,8 @@ def install(handlers: bool = False) -> None:
                 handler.addFilter(SAFE)
 
 
-def client_logger(logger: logging.Logger, addr) -> logging.LoggerAdapter:
-    """``logger`` with each record tagged with the client's address."""
+def client_logger(logger: logging.Logger, addr, budget: ClientBudget | None = None) -> logging.LoggerAdapter:
+    """``logger`` with each record tagged with the client's address (and the
+    budget it counts against: default :data:`BUDGET`)."""
     address = addr[0] if isinstance(addr, tuple) and addr else str(addr or "")
-    return logging.LoggerAdapter(logger, {"client": address})
+    return logging.LoggerAdapter(logger, {"client": address, "companion_budget": budget})

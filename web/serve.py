@@ -57,7 +57,7 @@ from . import sdnotify
 from .app import create_app
 from .auth import new_pin
 from .errors import JsonErrorTask
-from .logsafe import SAFE, client_logger, install as install_safe_log
+from .logsafe import ClientBudget, client_logger, install as install_safe_log
 from .mdns import start_mdns
 
 log = logging.getLogger("companion.web")
@@ -84,7 +84,7 @@ class CompanionChannel(HTTPChannel):
     def __init__(self, *args, **kwargs):
         self.disconnect_callbacks: list = []
         super().__init__(*args, **kwargs)
-        self.logger = client_logger(self.logger, self.addr)
+        self.logger = client_logger(self.logger, self.addr, getattr(self.server, "log_budget", None))
 
     def _told_gone(self) -> None:
         for callback in list(self.disconnect_callbacks):
@@ -346,8 +346,9 @@ class GuardedListener(TcpWSGIServer):
 
     channel_class = CompanionChannel
 
-    def __init__(self, *args, ceiling: AddressCeiling, **kwargs):
+    def __init__(self, *args, ceiling: AddressCeiling, log_budget: ClientBudget | None = None, **kwargs):
         self.ceiling = ceiling
+        self.log_budget = log_budget        # the lines its connections may log (web.logsafe)
         super().__init__(*args, **kwargs)
 
     def readable(self):
@@ -452,6 +453,7 @@ class Server:
             ceiling = self._ceiling = AddressCeiling(per_address, settings["connection_limit"],
                                                      config.get("language"))
             install_safe_log()          # client text reaches the log escaped and rate-limited
+            self.log_budget = ClientBudget()
             companion = app.extensions.get("companion")
             if companion is not None:
                 slots = companion.slots
@@ -471,7 +473,8 @@ class Server:
             try:
                 for sockinfo in adj.listen:
                     self._listeners.append(GuardedListener(app, self._map, dispatcher=self._dispatcher, adj=adj,
-                                                           sockinfo=sockinfo, ceiling=ceiling))
+                                                           sockinfo=sockinfo, ceiling=ceiling,
+                                                           log_budget=self.log_budget))
             except OSError:
                 self._dispatcher.shutdown(timeout=1)
                 from waitress import wasyncore
@@ -515,7 +518,7 @@ class Server:
                         next_sweep = now + 1.0
                         for listener in self._listeners:
                             listener.sweep(now)
-                        SAFE.flush()            # the summary of log lines suppressed
+                        self.log_budget.flush()     # the summary of log lines suppressed
         except KeyboardInterrupt:
             pass
         finally:
