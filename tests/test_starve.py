@@ -205,7 +205,10 @@ def test_a_stream_nobody_reads_is_closed_and_frees_its_thread(tmp_path, monkeypa
     c.close()
 
 
-def test_a_connection_over_the_servers_limit_is_answered_not_left_in_the_backlog(tmp_path):
+def test_a_connection_over_the_servers_limit_is_answered_not_left_in_the_backlog(tmp_path, monkeypatch):
+    import web.serve
+
+    monkeypatch.setattr(web.serve, "STALE_S", 1e6)     # no connection is stale enough to give way
     session = make_session(tmp_path)
     app = make_app(session, max_streams=1)          # connection_limit: 2 x 1 + 50
     with running_server(app, max_connections_per_address=100) as server:
@@ -270,7 +273,7 @@ def _closed(sock) -> bool:
         return True
 
 
-def test_a_full_server_makes_room_for_a_lighter_address_by_closing_the_heaviest_ones_idle_connection(tmp_path):
+def test_a_full_server_makes_room_for_a_lighter_address_from_the_heaviest_ones_stalest_connection(tmp_path):
     session = make_session(tmp_path)
     app = make_app(session, max_streams=1)          # connection_limit: 2 x 1 + 50
     with running_server(app, max_connections_per_address=100) as server:
@@ -289,18 +292,15 @@ def test_a_full_server_makes_room_for_a_lighter_address_by_closing_the_heaviest_
             assert wait_until(lambda: len(listener.active_channels) == 1 + len(heavy) + len(light), timeout=5)
         # Full.  A phone from a third address is served all the same...
         assert bench_starve.phone_request(server.port, "GET", "/api/state", timeout=10)[0] == 200
-        # ...and the room came from the heaviest address's idle connections,
-        # the longest idle first, not from its request in progress nor the lighter address.
-        assert wait_until(lambda: server._ceiling.held("127.0.0.20") < 1 + len(heavy), timeout=5)
-        for sock in [heavy[0]]:
-            sock.settimeout(5)
-            assert _closed(sock)
+        # ...and the room came from the heaviest address, from its connection
+        # of no use for the longest: the request trickling in since the start.
+        assert wait_until(lambda: server._ceiling.held("127.0.0.20") == len(heavy), timeout=5)
+        slow.settimeout(5)
+        assert _closed(slow)
         assert server._ceiling.held("127.0.0.21") == 5
-        slow.settimeout(0.2)
-        try:
-            assert slow.recv(1) != b"", "the request in progress was closed first"
-        except socket.timeout:
-            pass                                    # still open: right
+        for sock in heavy + light:                  # the others are still open
+            sock.settimeout(0.05)
+            assert not _closed(sock)
         for sock in [slow] + heavy + light:
             sock.close()
     app.extensions["companion"].close()
@@ -310,6 +310,7 @@ def test_a_full_stream_count_makes_room_for_a_lighter_address(tmp_path):
     session = make_session(tmp_path)
     app = make_app(session, keepalive_s=30.0, max_streams=3)
     slots = app.extensions["companion"].slots
+    slots.TURN_S = 1e6                              # no stream is old enough to give way to an equal
     with running_server(app) as server:
         mine = [SSEClient(server.port, source="127.0.0.20") for _ in range(3)]
         assert all(s.status == 200 for s in mine) and slots.open == 3
@@ -352,3 +353,46 @@ def test_stream_places_go_to_the_lighter_address_from_the_heaviest_ones_slowest_
     slots.give_back(tickets["a2"])                                 # its late close changes nothing
     assert slots.open == 4
     assert slots.take("D") is not None and ended == ["a2", "a1"]   # then the oldest
+
+
+def test_connections_spread_over_many_addresses_make_room_from_the_longest_idle_one(tmp_path, monkeypatch):
+    """One connection from each of 50 addresses fills the server: nobody is
+    heavier, so a newcomer takes the place of the connection of no use for the
+    longest (idle past STALE_S), never of a fresh one."""
+    import web.serve
+
+    session = make_session(tmp_path)
+    app = make_app(session, max_streams=1)          # connection_limit: 2 x 1 + 50
+    with running_server(app, max_connections_per_address=100) as server:
+        listener = server._listeners[0]
+        held = []
+        while len(listener._map) < listener.adj.connection_limit:
+            held.append(_raw(server.port, source=f"127.0.1.{len(held) + 2}"))
+            assert wait_until(lambda: len(listener.active_channels) == len(held), timeout=2)
+        monkeypatch.setattr(web.serve, "STALE_S", 1e6)
+        assert bench_starve.phone_request(server.port, "GET", "/api/state", timeout=10)[0] == 503
+        monkeypatch.setattr(web.serve, "STALE_S", 0.0)
+        assert bench_starve.phone_request(server.port, "GET", "/api/state", timeout=10)[0] == 200
+        held[0].settimeout(5)
+        assert _closed(held[0])                     # the first opened: idle the longest
+        for sock in held[1:]:
+            sock.settimeout(0.05)
+            assert not _closed(sock)
+        for sock in held:
+            sock.close()
+    app.extensions["companion"].close()
+
+
+def test_streams_spread_over_many_addresses_turn_over_from_the_oldest():
+    from web.streams import StreamSlots
+
+    slots = StreamSlots(3)
+    ended = []
+    for address in ("A", "B", "C"):
+        ticket = slots.take(address)
+        ticket.evict = lambda address=address: ended.append(address)
+    assert slots.take("D") is None                  # nobody heavier, nobody old enough
+    slots.TURN_S = 0.0
+    assert slots.take("D") is not None and ended == ["A"]          # the oldest
+    assert slots.take("D") is None                  # D (1) does not push out an equal... 
+    assert slots.take("E") is not None and ended == ["A", "B"]     # ...a newcomer (0) does

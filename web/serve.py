@@ -67,6 +67,7 @@ CONNECTIONS_PER_ADDRESS = 48    # a browser opens up to 6 at once: ~8 phones beh
 HEAD_S = 10.0                   # a request line and headers, from their first byte
 REQUEST_S = 60.0                # a whole request: a 1 MiB import at ~17 KiB/s
 STALLED_S = 60.0                # a response nobody reads any more
+STALE_S = 2.0                   # of no use this long, a connection may make room for anyone's
 DRAIN_BYTES = 8 * 1024 * 1024   # what a refused client may still send, read and dropped
 DRAIN_S = 30.0                  # ...and for how long
 ACCEPT_BURST = 64               # connections accepted per turn of the network loop
@@ -152,21 +153,31 @@ class CompanionChannel(HTTPChannel):
             except OSError:
                 pass
 
+    def stale(self) -> float | None:
+        """Seconds this connection has been of no use, if it is idle (a
+        keep-alive between requests), still receiving a request, or a
+        refused one being drained; None while it is served (a request being
+        answered, an event stream)."""
+        if self.draining:
+            return float("inf")
+        if self.requests:
+            return None
+        if self.request is None:
+            return time.time() - self.last_activity
+        return time.monotonic() - self.partial_since
+
     def rank(self) -> tuple:
         """Which of an address's connections goes first when it must give one
-        up: a refused one being drained, then idle keep-alives (the longest
-        idle first), then requests still arriving (the oldest first: the
-        slowest), then event streams (the reader furthest behind, then the
-        oldest), then requests being served."""
-        if self.draining:
-            return (0, 0.0)
-        if not self.requests:
-            if self.request is None:
-                return (1, self.last_activity)
-            return (2, self.partial_since)
+        up (the smallest): a refused one being drained, then the one of no
+        use for the longest (idle keep-alive, or a request still trickling
+        in), then event streams (the reader furthest behind, then the
+        oldest), then requests being answered (the oldest)."""
+        stale = self.stale()
+        if stale is not None:
+            return (0, -stale)
         if self.streaming:
-            return (3, -self.total_outbufs_len, self.creation_time)
-        return (4, self.creation_time)
+            return (1, -self.total_outbufs_len, self.creation_time)
+        return (2, self.creation_time)
 
     # -- a graceful end after waitress's own refusal -------------------------
     # waitress answers a body over max_request_body_size (or headers too
@@ -262,11 +273,30 @@ class AddressCeiling:
             if held >= self.per_address:
                 return self.over_address, "connection over its address's ceiling"
             if in_use - len(self._evicting) >= self.limit:
-                heaviest = max(self._held.values(), key=len, default=set())
-                if len(heaviest) < held + 2:
+                victim = self._victim(key, held)
+                if victim is None:
                     return self.over_limit, "connection over the server's limit"
-                self._evict(min(heaviest, key=lambda ch: ch.rank()), "connection closed for a lighter address")
+                self._evict(victim, "connection closed for a lighter address")
             return None
+
+    def _victim(self, key: str, held: int):
+        """The connection to close for a newcomer from ``key``, which holds
+        ``held``: the worst (:meth:`CompanionChannel.rank`) of the heaviest
+        address if that holds two more; else (the connections are spread
+        over many addresses) the one of no use for the longest, at least
+        ``STALE_S``, of another address holding at least as many."""
+        heaviest = max(self._held.values(), key=len, default=set())
+        if len(heaviest) >= held + 2:
+            return min(heaviest, key=lambda ch: ch.rank())
+        worst, worst_stale = None, STALE_S
+        for address, channels in self._held.items():
+            if address == key or len(channels) < held:
+                continue
+            for channel in channels:
+                stale = channel.stale()
+                if stale is not None and stale >= worst_stale:
+                    worst, worst_stale = channel, stale
+        return worst
 
     def register(self, key: str, channel) -> None:
         with self._lock:

@@ -76,16 +76,17 @@ class StreamSlots:
     **Fair shares, not first come** (issue 21): when every stream is taken,
     a newcomer from an address that holds fewer streams than the heaviest
     address (by two or more) is not refused; the heaviest address's slowest
-    stream (most bytes unsent, then the oldest) is ended to make room.  So
-    however many addresses an attacker uses, a phone's first streams always
-    open; only an address already holding as many as the heaviest one is
-    refused (503).
+    stream (most bytes unsent, then the oldest) is ended to make room.  When
+    no address is that much heavier (the streams are spread over as many
+    addresses as there are places), the oldest stream open for ``TURN_S``
+    or more gives way.  Only a newcomer that finds neither is refused (503).
 
     Phones behind one NAT share an address, hence one ``per_address``
     budget; the serving layer sets it from ``max_streams_per_address``.
     """
 
     PER_ADDRESS = 8         # a phone with a few pages open; a small NAT'd table
+    TURN_S = 10.0           # spread over many addresses, a stream this old may give way
 
     def __init__(self, limit: int, per_address: int | None = None):
         self.limit = limit
@@ -104,7 +105,7 @@ class StreamSlots:
             if address and held >= self.per_address:
                 return None
             if self.open >= self.limit:
-                victim = self._victim(held)
+                victim = self._victim(address, held)
                 if victim is None:
                     return None
                 self._release(victim)           # its place is the newcomer's now
@@ -119,12 +120,24 @@ class StreamSlots:
                 log.exception("ending a stream to make room failed")
         return ticket
 
-    def _victim(self, held: int) -> Ticket | None:
-        """The stream to end for a newcomer whose address holds ``held``."""
+    def _victim(self, address: str, held: int) -> Ticket | None:
+        """The stream to end for a newcomer from ``address``, which holds
+        ``held``: the slowest of the heaviest address if that holds two more;
+        else (the streams are spread over many addresses) the oldest stream
+        open for at least ``TURN_S`` of an address holding more, so that
+        places turn over slowly rather than never."""
         heaviest = max(self._by_address.values(), key=len, default=[])
-        if len(heaviest) < held + 2:            # the newcomer's address is as heavy: no one gives way
-            return None
-        return min(heaviest, key=lambda t: (-_unsent(t), t.opened))
+        if len(heaviest) >= held + 2:
+            return min(heaviest, key=lambda t: (-_unsent(t), t.opened))
+        oldest = None
+        before = time.monotonic() - self.TURN_S
+        for other, tickets in self._by_address.items():
+            if other == address or len(tickets) <= held:
+                continue
+            first = tickets[0]                  # each list is in the order of opening
+            if first.opened <= before and (oldest is None or first.opened < oldest.opened):
+                oldest = first
+        return oldest
 
     def _release(self, ticket: Ticket) -> None:
         if not ticket.held:
