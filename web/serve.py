@@ -282,12 +282,15 @@ class AddressCeiling:
     def _victim(self, key: str, held: int):
         """The connection to close for a newcomer from ``key``, which holds
         ``held``: the worst (:meth:`CompanionChannel.rank`) of the heaviest
-        address if that holds two more; else (the connections are spread
-        over many addresses) the one of no use for the longest, at least
-        ``STALE_S``, of another address holding at least as many."""
+        address if that holds two more; else, if the newcomer's address holds
+        less than a fair share (the connections are spread over many
+        addresses), the one of no use for the longest, at least ``STALE_S``,
+        of another address holding at least as many."""
         heaviest = max(self._held.values(), key=len, default=set())
         if len(heaviest) >= held + 2:
             return min(heaviest, key=lambda ch: ch.rank())
+        if held * (len(self._held) + 1) >= self.limit:
+            return None             # the newcomer's address has its fair share already
         worst, worst_stale = None, STALE_S
         for address, channels in self._held.items():
             if address == key or len(channels) < held:

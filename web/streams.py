@@ -123,12 +123,15 @@ class StreamSlots:
     def _victim(self, address: str, held: int) -> Ticket | None:
         """The stream to end for a newcomer from ``address``, which holds
         ``held``: the slowest of the heaviest address if that holds two more;
-        else (the streams are spread over many addresses) the oldest stream
+        else, if the newcomer's address holds less than a fair share (the
+        streams are spread over many addresses), the oldest stream
         open for at least ``TURN_S`` of an address holding more, so that
         places turn over slowly rather than never."""
         heaviest = max(self._by_address.values(), key=len, default=[])
         if len(heaviest) >= held + 2:
             return min(heaviest, key=lambda t: (-_unsent(t), t.opened))
+        if held * (len(self._by_address) + 1) >= self.limit:
+            return None             # the newcomer's address has its fair share already
         oldest = None
         before = time.monotonic() - self.TURN_S
         for other, tickets in self._by_address.items():
