@@ -1,4 +1,4 @@
-"""One client does not starve the table (issue 13, finding 5).
+"""No handful of clients starves the table (issue 13, finding 5; issue 21, finding 1).
 
 Replayed as it was found: 300 hostile connections from 127.0.0.1 (slow
 headers, idle keep-alives, event streams that never read; each reopened as
@@ -12,6 +12,10 @@ The smaller tests below pin each defence down on an in-process server: the
 per-address connection ceiling, the per-address stream cap, the request
 deadline that a trickle of bytes does not reset, the stream nobody reads,
 and the connection over the server's limit (answered, not left waiting).
+
+Then issue 21: many hostile addresses (6 x 20 here, 20 x 50 in the bench)
+against a server whose totals they exceed; fair shares, not first come:
+which connection and which stream give way to a lighter address.
 """
 
 from __future__ import annotations

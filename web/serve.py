@@ -9,26 +9,36 @@ free thread.  ``channel_request_lookahead=1`` lets waitress read a client's
 hang-up while its stream is running; our channel class then wakes that
 stream at once, so a gone phone frees its thread immediately.
 
-One client must not starve the table (issue 13): waitress alone lets a
-client that sends its headers a byte at a time hold a connection for ever
-(every byte resets the idle timer), and ~250 such connections reach the
-connection limit, after which nobody is accepted.  So the listener here is
-waitress's own, extended in two small ways (:class:`GuardedListener`):
+No handful of clients may starve the table (issues 13 and 21): waitress
+alone lets a client that sends its headers a byte at a time hold a
+connection for ever (every byte resets the idle timer), and ~250 such
+connections reach the connection limit, after which nobody is accepted.  So
+the listener here is waitress's own, extended (:class:`GuardedListener`):
 
 * each client address may hold at most ``max_connections_per_address``
   connections (48); the one over is answered a JSON 503 and closed at once,
   and the accept loop drains the backlog each turn, so a phone's connection
-  never queues behind an attacker's (over ``connection_limit`` in all, the
-  same: a 503 at once, where waitress would leave it waiting unaccepted);
+  never queues behind an attacker's;
+* over ``connection_limit`` in all, **fair shares, not first come**
+  (:class:`AddressCeiling`): a newcomer from a lighter address takes the
+  place of the heaviest address's worst connection (see
+  :meth:`CompanionChannel.rank`), closed between two turns of the loop; only
+  a newcomer from an address as heavy as the others gets the 503;
 * a request must arrive whole in time, whatever trickles in: its head within
   ``HEAD_S`` of its first byte, its body within ``REQUEST_S``; a response the
   client stops reading for ``STALLED_S`` closes the connection (a phone that
-  froze, or a script that never reads its event stream).
+  froze, or a script that never reads its event stream);
+* after waitress's own refusal (a body too large...) the connection is
+  half-closed and drained, so a client still sending reads its JSON 4xx
+  instead of a reset;
+* every connection logs through a logger that tags its lines with the
+  client's address, so :mod:`web.logsafe` escapes them and holds each
+  address to a few lines a minute.
 
-Event streams are also capped per address (``max_streams_per_address``, see
-:class:`web.streams.StreamSlots`), so one address holds at most that many of
-the worker threads.  A NAT'd guest network shares one address: raise both
-settings there.
+Event streams are also capped, in all and per address, with the same fair
+shares (:class:`web.streams.StreamSlots`), so one address holds at most a
+few of the worker threads.  A NAT'd guest network shares one address: raise
+both per-address settings there.
 
 ``--dev-server`` uses Werkzeug's development server instead (reloading and
 debugging are not turned on; it is just a single-process threaded server).

@@ -12,8 +12,9 @@ the stream then sends the current snapshot — older states are lost, the
 latest never is (every ``state`` event is a complete state).
 
 Each open stream holds one server worker thread (waitress), so the number of
-streams is capped by :class:`StreamSlots`, in all and per client address; the
-stream over either cap is refused by the caller with a 503 at once.
+streams is capped by :class:`StreamSlots`, in all and per client address;
+when all are taken a lighter address's stream makes room (fair shares), and
+a stream that finds no room is refused by the caller with a 503 at once.
 
 Under waitress, a stream whose thread is idle (waiting in its mailbox) is
 written to *directly* by the publisher (:class:`DirectWrite`): the event,
