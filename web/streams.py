@@ -326,6 +326,8 @@ class Hub:
         if channel is not None:
             ticket.unsent = lambda: channel.total_outbufs_len
             channel.streaming = True        # its connection's rank when its address must give one up
+        if not ticket.held:                 # made room for another before it could be told how to end
+            return None
         with self.lock:
             with self._boxes_lock:
                 if self.closed:
