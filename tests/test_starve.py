@@ -376,7 +376,11 @@ def test_connections_spread_over_many_addresses_make_room_from_the_longest_idle_
         monkeypatch.setattr(web.serve, "STALE_S", 1e6)
         assert bench_starve.phone_request(server.port, "GET", "/api/state", timeout=10)[0] == 503
         monkeypatch.setattr(web.serve, "STALE_S", 0.0)
-        assert bench_starve.phone_request(server.port, "GET", "/api/state", timeout=10)[0] == 200
+        # An address refused lately does not take a place by this rule (an
+        # attacker reconnecting at once); another one does.
+        assert bench_starve.phone_request(server.port, "GET", "/api/state", timeout=10)[0] == 503
+        assert bench_starve.phone_request(server.port, "GET", "/api/state", source="127.0.0.3",
+                                          timeout=10)[0] == 200
         held[0].settimeout(5)
         assert _closed(held[0])                     # the first opened: idle the longest
         for sock in held[1:]:
@@ -397,6 +401,8 @@ def test_streams_spread_over_many_addresses_turn_over_from_the_oldest():
         ticket.evict = lambda address=address: ended.append(address)
     assert slots.take("D") is None                  # nobody heavier, nobody old enough
     slots.TURN_S = 0.0
-    assert slots.take("D") is not None and ended == ["A"]          # the oldest
-    assert slots.take("D") is None                  # D (1) does not push out an equal... 
-    assert slots.take("E") is not None and ended == ["A", "B"]     # ...a newcomer (0) does
+    assert slots.take("D") is None                  # D was refused lately: not by this rule
+    assert slots.take("E") is not None and ended == ["A"]          # the oldest
+    assert slots.take("E") is None                  # E (1) does not push out an equal...
+    assert slots.take("F") is not None and ended == ["A", "B"]     # ...a newcomer (0) does
+    assert slots.take("A") is None                  # A was made to give way lately

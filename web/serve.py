@@ -69,6 +69,7 @@ from .auth import new_pin
 from .errors import JsonErrorTask
 from .logsafe import ClientBudget, client_logger, install as install_safe_log
 from .mdns import start_mdns
+from .streams import Marks
 
 log = logging.getLogger("companion.web")
 FIRST_THREADS = 8       # waitress workers started before serving; the rest follow
@@ -269,6 +270,7 @@ class AddressCeiling:
         self.over_address = refusal_bytes(per_address, language)
         self.over_limit = refusal_bytes(limit, language)
         self._held: dict[str, set] = {}
+        self._marks = Marks(STALE_S * 5)    # refused or made to give way: not by the spread-out rule
         self._evicting: list = []
         self._lock = threading.Lock()
         self.tally: dict[str, int] = {}
@@ -285,6 +287,7 @@ class AddressCeiling:
             if in_use - len(self._evicting) >= self.limit:
                 victim = self._victim(key, held)
                 if victim is None:
+                    self._marks.mark(key)
                     return self.over_limit, "connection over the server's limit"
                 self._evict(victim, "connection closed for a lighter address")
             return None
@@ -294,13 +297,16 @@ class AddressCeiling:
         ``held``: the worst (:meth:`CompanionChannel.rank`) of the heaviest
         address if that holds two more; else, if the newcomer's address holds
         less than a fair share (the connections are spread over many
-        addresses), the one of no use for the longest, at least ``STALE_S``,
-        of another address holding at least as many."""
+        addresses) and was neither refused nor made to give way in the last
+        5 x ``STALE_S``, the one of no use for the longest, at least
+        ``STALE_S``, of another address holding at least as many."""
         heaviest = max(self._held.values(), key=len, default=set())
         if len(heaviest) >= held + 2:
             return min(heaviest, key=lambda ch: ch.rank())
         if held * (len(self._held) + 1) >= self.limit:
             return None             # the newcomer's address has its fair share already
+        if self._marks.marked(key):
+            return None             # refused or made to give way lately: not by this rule
         worst, worst_stale = None, STALE_S
         for address, channels in self._held.items():
             if address == key or len(channels) < held:
@@ -333,6 +339,7 @@ class AddressCeiling:
 
     def _evict(self, channel, why: str) -> None:
         self._forget(channel)
+        self._marks.mark(channel.address_key)
         channel.ceiling = None
         self._evicting.append(channel)
         self.count(why)

@@ -69,6 +69,35 @@ class Ticket:
         self.held = True
 
 
+class Marks:
+    """Addresses marked for ``seconds`` (refused, or made to give way): they
+    may not take a place by the spread-out rule meanwhile, so an attacker
+    that reconnects at once keeps being refused while a phone that rarely
+    is refused finds the places it leaves.  At most ``size`` addresses are
+    remembered (the oldest marks are forgotten first)."""
+
+    def __init__(self, seconds: float, size: int = 4096):
+        self.seconds, self.size = seconds, size
+        self._until: dict[str, float] = {}
+
+    def mark(self, address: str, now: float | None = None) -> None:
+        now = time.monotonic() if now is None else now
+        self._until.pop(address, None)          # to the end: the newest mark
+        self._until[address] = now + self.seconds
+        if len(self._until) > self.size:
+            for old in list(self._until)[: len(self._until) - self.size]:
+                del self._until[old]
+
+    def marked(self, address: str, now: float | None = None) -> bool:
+        until = self._until.get(address)
+        if until is None:
+            return False
+        if until <= (time.monotonic() if now is None else now):
+            del self._until[address]
+            return False
+        return True
+
+
 class StreamSlots:
     """The open streams, with a ceiling in all and a smaller one per client
     address, shared by every hub of an app: one phone (or one hostile
@@ -95,6 +124,7 @@ class StreamSlots:
         self.open = 0
         self.evicted = 0            # streams ended to make room for a lighter address
         self._by_address: dict[str, list[Ticket]] = {}
+        self._marks = Marks(self.TURN_S)
         self._lock = threading.Lock()
 
     def take(self, address: str = "") -> Ticket | None:
@@ -108,8 +138,11 @@ class StreamSlots:
             if self.open >= self.limit:
                 victim = self._victim(address, held)
                 if victim is None:
+                    if address:
+                        self._marks.mark(address)
                     return None
                 self._release(victim)           # its place is the newcomer's now
+                self._marks.mark(victim.address)
                 self.evicted += 1
             ticket = Ticket(address)
             self._by_address.setdefault(address, []).append(ticket)
@@ -125,7 +158,8 @@ class StreamSlots:
         """The stream to end for a newcomer from ``address``, which holds
         ``held``: the slowest of the heaviest address if that holds two more;
         else, if the newcomer's address holds less than a fair share (the
-        streams are spread over many addresses), the oldest stream
+        streams are spread over many addresses) and was neither refused nor
+        made to give way in the last ``TURN_S``, the oldest stream
         open for at least ``TURN_S`` of an address holding more, so that
         places turn over slowly rather than never."""
         heaviest = max(self._by_address.values(), key=len, default=[])
@@ -133,6 +167,8 @@ class StreamSlots:
             return min(heaviest, key=lambda t: (-_unsent(t), t.opened))
         if held * (len(self._by_address) + 1) >= self.limit:
             return None             # the newcomer's address has its fair share already
+        if self._marks.marked(address):
+            return None             # refused or made to give way lately: not by this rule
         oldest = None
         before = time.monotonic() - self.TURN_S
         for other, tickets in self._by_address.items():
