@@ -109,7 +109,9 @@ class StreamSlots:
     stream (most bytes unsent, then the oldest) is ended to make room.  When
     no address is that much heavier (the streams are spread over as many
     addresses as there are places), the oldest stream open for ``TURN_S``
-    or more gives way.  Only a newcomer that finds neither is refused (503).
+    or more gives way to an address under its fair share that was not
+    refused nor made to give way lately (:class:`Marks`).  Only a newcomer
+    that finds neither is refused (503).
 
     Phones behind one NAT share an address, hence one ``per_address``
     budget; the serving layer sets it from ``max_streams_per_address``.
