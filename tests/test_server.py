@@ -402,6 +402,15 @@ def test_a_loop_of_hostile_requests_closed_at_once_writes_a_bounded_log(server, 
     assert all(len(line) < LINE_MAX + 150 for line in lines)
 
 
+def test_escapes_cannot_be_forged_with_backslashes():
+    from web.logsafe import clean, escape
+
+    assert escape("plain text, é, ♥") == "plain text, é, ♥"
+    assert escape("\x1b") == "\\x1b" and escape("\\x1b") == "\\\\x1b"      # ESC and a literal backslash-x-1-b
+    assert escape("\u202e\u2028\x85\x7f\t") == "\\u202e\\u2028\\x85\\x7f\\t"
+    assert clean("x" * 1200) == "x" * 1000 + "… (200 more characters)"
+
+
 def test_suppressed_lines_are_summarised_once_a_minute(log_lines):
     import logging
 

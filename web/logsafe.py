@@ -4,9 +4,9 @@ Request lines, paths, headers and names reach the log only through this
 filter: every character that a terminal or journald would act on (C0 and
 C1 controls, DEL, line and paragraph separators, the characters that
 reorder text, any other non-printable one) is shown escaped (``\\x1b``,
-``\\n``, ``\\u202e``), a record is one line (a traceback is folded onto it,
-`` | `` between its lines), and a line holds at most :data:`LINE_MAX`
-characters.  So ``ESC ] 0;… BEL ESC[2J`` in a path, or a newline followed by
+``\\n``, ``\\u202e``; a backslash as ``\\\\``), a record is one line (a
+traceback is folded onto it, `` | `` between its lines), and a line holds at
+most :data:`LINE_MAX` characters.  So ``ESC ] 0;… BEL ESC[2J`` in a path, or a newline followed by
 a forged "WARNING … the table PIN is 0000", reads as the text it is.
 
 Records about one client (they carry ``client``: the channel's logger adds
@@ -32,12 +32,16 @@ _KEEP = frozenset(" ")
 
 
 def escape(text: str) -> str:
-    """``text`` with every non-printable character escaped, on one line."""
-    if text.isprintable():
+    """``text`` with every non-printable character escaped, on one line; a
+    backslash is doubled, so that a client's literal ``\\x1b`` cannot pass
+    for an escaped ESC."""
+    if text.isprintable() and "\\" not in text:
         return text
     out = []
     for ch in text:
-        if ch.isprintable() or ch in _KEEP:
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch.isprintable() or ch in _KEEP:
             out.append(ch)
         elif ch == "\n":
             out.append("\\n")
