@@ -86,11 +86,11 @@ def test_the_mirror_is_the_same_whatever_card_ben_locks(world, moves):
     assert len(pictures[0][0]) == 1
 
 
-def test_the_public_frame_stream_says_nothing_while_a_secret_is_chosen(table, session):
+def test_the_mirrors_announcements_say_nothing_while_a_secret_is_chosen(table, session):
     box, client = table
     comp = client.application.extensions["companion"]
     published = []
-    comp.frames.publish = lambda items, _orig=comp.frames.publish: (published.append(items), _orig(items))
+    unsubscribe = box.subscribe_frames(published.append, mirror=True)
     dev_published = []
     comp.dev_frames.publish = lambda items, _orig=comp.dev_frames.publish: (dev_published.append(items), _orig(items))
     to_bens_pick(box, session)
@@ -98,8 +98,10 @@ def test_the_public_frame_stream_says_nothing_while_a_secret_is_chosen(table, se
     published.clear(), dev_published.clear()
     for key in ("up", "up", "down"):
         box.press(key)
+    unsubscribe()
     assert len(dev_published) == 3, "the /dev stream follows the panel"
-    assert published == [], "the public stream announced cursor moves"
+    assert published == [], "the mirror announced cursor moves"
+    assert not hasattr(comp, "frames"), "no public frame stream (docs/security.md)"
 
 
 def test_a_scoreboard_secret_number_never_reaches_the_mirror(table, session):

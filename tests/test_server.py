@@ -316,3 +316,183 @@ def test_a_busy_port_is_a_one_line_error(tmp_path):
     assert result.returncode == 1
     assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+# -- a log that no client writes (issue 21, finding 3) ---------------------------------
+
+HOSTILE_PATH = "/x\x1b]0;owned\x07\x1b[2J\r\nWARNING companion.web: the table PIN is 0000"
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"     # companion run's (companion/cli.py)
+
+
+@pytest.fixture
+def log_lines():
+    """What companion run's log handler would write, as a list-returning callable."""
+    import io
+    import logging
+
+    from web.logsafe import BUDGET, install
+
+    buffer = io.StringIO()
+    handler = logging.StreamHandler(buffer)
+    handler.setFormatter(logging.Formatter(LOG_FORMAT))
+    root = logging.getLogger()
+    level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    install(handlers=True)
+    BUDGET.reset()
+    try:
+        yield lambda: buffer.getvalue()
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)
+        BUDGET.reset()
+
+
+def _clean_log(text: str) -> None:
+    """No control character but the newline ending each line, and each line
+    one of ours (so none forged)."""
+    assert not any(ch != "\n" and not ch.isprintable() for ch in text), repr(text)
+    for line in text.splitlines():
+        assert re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [A-Z]+ [\w.]+: ", line), line
+
+
+def test_a_path_that_forges_log_lines_is_logged_as_one_escaped_line(server, log_lines):
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=3, source_address=("127.0.0.7", 0))
+    try:
+        listener = server._listeners[0]
+        assert wait_until(lambda: len(listener.active_channels) == 1)
+        channel = next(iter(listener.active_channels.values()))
+        # The very call waitress makes when a client hangs up mid-answer
+        # (waitress/channel.py, HTTPChannel.service).
+        channel.logger.info("Client disconnected while serving %s" % HOSTILE_PATH)
+    finally:
+        sock.close()
+    text = log_lines()
+    _clean_log(text)
+    lines = text.splitlines()
+    assert len(lines) == 1
+    assert lines[0].endswith("INFO waitress: Client disconnected while serving "
+                             "/x\\x1b]0;owned\\x07\\x1b[2J\\r\\nWARNING companion.web: the table PIN is 0000")
+
+
+def test_a_loop_of_hostile_requests_closed_at_once_writes_a_bounded_log(server, log_lines):
+    from urllib.parse import quote
+
+    from web.logsafe import LINE_MAX, PER_ADDRESS
+
+    raw = f"GET {quote(HOSTILE_PATH)}{'A' * 3000} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Name: \x1b[2J\r\n\r\n".encode()
+    for _ in range(100):
+        sock = socket.create_connection(("127.0.0.1", server.port), timeout=3, source_address=("127.0.0.8", 0))
+        sock.sendall(raw)
+        sock.close()                                # at once: waitress may find it gone mid-answer
+    for _ in range(300):                            # and 300 streams opened and closed (the audit: 299 lines)
+        stream = SSEClient(server.port, source="127.0.0.8")
+        stream.close()
+    assert http(server.port, "GET", "/api/state")[0] == 200         # the server is fine
+    text = log_lines()
+    _clean_log(text)
+    lines = text.splitlines()
+    assert len(lines) <= PER_ADDRESS, lines         # the rest is suppressed (and summarised)
+    assert all(len(line) < LINE_MAX + 150 for line in lines)
+
+
+def test_escapes_cannot_be_forged_with_backslashes():
+    from web.logsafe import clean, escape
+
+    assert escape("plain text, é, ♥") == "plain text, é, ♥"
+    assert escape("\x1b") == "\\x1b" and escape("\\x1b") == "\\\\x1b"      # ESC and a literal backslash-x-1-b
+    assert escape("\u202e\u2028\x85\x7f\t") == "\\u202e\\u2028\\x85\\x7f\\t"
+    assert clean("x" * 1200) == "x" * 1000 + "… (200 more characters)"
+
+
+def test_suppressed_lines_are_summarised_once_a_minute(log_lines):
+    import logging
+
+    from web.logsafe import BUDGET, PER_ADDRESS, client_logger
+
+    logger = client_logger(logging.getLogger("waitress"), ("127.0.0.9", 5555))
+    for n in range(300):
+        logger.info("Client disconnected while serving /api/events %d", n)
+    assert len(log_lines().splitlines()) == PER_ADDRESS
+    BUDGET.flush(now=time.monotonic() + 61)
+    last = log_lines().splitlines()[-1]
+    assert "WARNING companion.web: suppressed 295 log lines about 1 client address(es)" in last
+    assert "most: 295 about 127.0.0.9" in last
+
+
+def test_a_traceback_is_folded_onto_its_line_and_bounded(log_lines):
+    import logging
+
+    from web.logsafe import LINE_MAX
+
+    try:
+        raise ValueError("bad\nWARNING forged" + "x" * 5000)
+    except ValueError:
+        logging.getLogger("companion.web").exception("unexpected error in GET %s", "/a\x1b[2J")
+    text = log_lines()
+    _clean_log(text)
+    (line,) = text.splitlines()
+    assert "/a\\x1b[2J | Traceback (most recent call last): | " in line and "ValueError: bad | WARNING forged" in line
+    assert len(line) < LINE_MAX + 150
+
+
+# -- graceful refusals (issue 21, finding 6) -------------------------------------------
+
+def test_a_body_over_the_limit_gets_its_json_413_while_the_client_is_still_sending(server):
+    """A client sends 2 MB slowly (the server refuses it after the headers),
+    with the serving process's CPU busy, then reads its answer: a JSON 413,
+    never a reset."""
+    import threading
+
+    busy = threading.Event()
+
+    def burn():
+        while not busy.is_set():
+            sum(range(10_000))
+    burner = threading.Thread(target=burn, daemon=True)
+    burner.start()
+    try:
+        for _ in range(4):
+            sock = socket.create_connection(("127.0.0.1", server.port), timeout=15)
+            body = b"x" * (2 * 1024 * 1024)
+            sock.sendall(b"POST /api/actions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                         + b"X-Table-Pin: " + PIN.encode() + b"\r\n"
+                         + f"Content-Length: {len(body)}\r\n\r\n".encode())
+            for k in range(0, len(body), 64 * 1024):
+                sock.sendall(body[k:k + 64 * 1024])
+                time.sleep(0.01)
+            reply = b""
+            while chunk := sock.recv(65536):
+                reply += chunk
+            sock.close()
+            head, _, payload = reply.partition(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 413"), reply[:200]
+            assert "too large" in json.loads(payload)["error"]
+    finally:
+        busy.set()
+        burner.join(5)
+    assert http(server.port, "GET", "/api/state")[0] == 200
+
+
+def test_companion_runs_log_stays_clean_and_small_under_hostile_requests(tmp_path):
+    """The real command's log (its stderr, what journald stores)."""
+    from urllib.parse import quote
+
+    proc, port, _pin = start_companion(tmp_path, "--mock")
+    try:
+        raw = f"GET {quote(HOSTILE_PATH)} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
+        for _ in range(100):
+            sock = socket.create_connection(("127.0.0.1", port), timeout=3, source_address=("127.0.0.8", 0))
+            sock.sendall(raw)
+            sock.close()
+        for _ in range(300):
+            SSEClient(port, source="127.0.0.8").close()
+        assert http(port, "GET", "/api/state")[0] == 200
+    finally:
+        assert stop_companion(proc) == 0
+    log = proc.stderr.read()
+    assert "Traceback" not in log
+    assert not any(ch != "\n" and not ch.isprintable() for ch in log), repr(log)
+    client_lines = [line for line in log.splitlines() if "127.0.0.8" in line or "serving" in line]
+    assert len(client_lines) <= 6, log

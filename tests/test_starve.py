@@ -1,4 +1,4 @@
-"""One client does not starve the table (issue 13, finding 5).
+"""No handful of clients starves the table (issue 13, finding 5; issue 21, finding 1).
 
 Replayed as it was found: 300 hostile connections from 127.0.0.1 (slow
 headers, idle keep-alives, event streams that never read; each reopened as
@@ -12,6 +12,10 @@ The smaller tests below pin each defence down on an in-process server: the
 per-address connection ceiling, the per-address stream cap, the request
 deadline that a trickle of bytes does not reset, the stream nobody reads,
 and the connection over the server's limit (answered, not left waiting).
+
+Then issue 21: many hostile addresses (6 x 20 here, 20 x 50 in the bench)
+against a server whose totals they exceed; fair shares, not first come:
+which connection and which stream give way to a lighter address.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ import socket
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 from test_web_support import SSEClient, http, make_app, make_session, pin_headers, running_server, wait_until
 
@@ -203,7 +209,10 @@ def test_a_stream_nobody_reads_is_closed_and_frees_its_thread(tmp_path, monkeypa
     c.close()
 
 
-def test_a_connection_over_the_servers_limit_is_answered_not_left_in_the_backlog(tmp_path):
+def test_a_connection_over_the_servers_limit_is_answered_not_left_in_the_backlog(tmp_path, monkeypatch):
+    import web.serve
+
+    monkeypatch.setattr(web.serve, "STALE_S", 1e6)     # no connection is stale enough to give way
     session = make_session(tmp_path)
     app = make_app(session, max_streams=1)          # connection_limit: 2 x 1 + 50
     with running_server(app, max_connections_per_address=100) as server:
@@ -224,3 +233,176 @@ def test_a_connection_over_the_servers_limit_is_answered_not_left_in_the_backlog
         for sock in held:
             sock.close()
     app.extensions["companion"].close()
+
+
+# -- fair shares, not first come (issue 21, finding 1) ---------------------------------
+
+def test_many_hostile_addresses_leave_a_phone_its_requests_and_its_stream():
+    """Issue 21 at reduced scale: 6 addresses x 20 connections of every kind
+    (slow headers, idle keep-alives, unread streams; reopened at once)
+    against a server whose totals they exceed (12 streams, 74 connections).
+    Phones from other addresses still get their GET, POST and stream."""
+    appliance = bench_starve.Appliance(extra_config="max_streams = 12\n")
+    try:
+        bench_starve.new_game(appliance.port)
+        attack = bench_starve.Attack(appliance.port, count=20, source=bench_starve.hostile_addresses(6),
+                                     reopen_s=0.05, max_seconds=120)
+        try:
+            assert wait_until(lambda: attack.stats["answers"].get("503", 0) > 20, timeout=30), attack.stats
+            for k, phone in enumerate(["127.0.0.2", "127.0.0.3", "127.0.0.4"] * 2):
+                status, _ = bench_starve.phone_request(appliance.port, "GET", "/api/state", source=phone, timeout=30)
+                assert status == 200, (k, phone, status)
+                status, _ = bench_starve.phone_request(appliance.port, "POST", "/api/actions",
+                                                       {"type": "add", "seat": k % 4, "points": 1},
+                                                       source=phone, timeout=30)
+                assert status == 200, (k, phone, status)
+                status, _ = bench_starve.phone_stream(appliance.port, source=phone, timeout=30)
+                assert status == 200, (k, phone, status)
+        finally:
+            result = attack.stop()
+        # The attack was real: it was refused and closed, and it got streams.
+        assert result["closed_by_server"] > 0 and result["answers"].get("503", 0) > 0, result
+        assert result["answers"].get("200", 0) > 0, result
+    finally:
+        appliance.close()
+
+
+def _closed(sock) -> bool:
+    """Whether the server closed ``sock`` (waits up to its timeout)."""
+    try:
+        return sock.recv(1) == b""
+    except socket.timeout:
+        return False
+    except OSError:
+        return True
+
+
+def test_a_full_server_makes_room_for_a_lighter_address_from_the_heaviest_ones_stalest_connection(tmp_path):
+    session = make_session(tmp_path)
+    app = make_app(session, max_streams=1)          # connection_limit: 2 x 1 + 50
+    with running_server(app, max_connections_per_address=100) as server:
+        listener = server._listeners[0]
+        limit = listener.adj.connection_limit
+        # 127.0.0.20 first opens a request that trickles in (its oldest
+        # connection), then idle ones; 127.0.0.21 a few idle ones.
+        slow = _raw(server.port, source="127.0.0.20")
+        slow.sendall(f"GET /api/state HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nX-Slow: ".encode())
+        heavy, light = [], []
+        while len(listener._map) < limit:
+            if len(light) < 5:
+                light.append(_raw(server.port, source="127.0.0.21"))
+            else:
+                heavy.append(_raw(server.port, source="127.0.0.20"))
+            assert wait_until(lambda: len(listener.active_channels) == 1 + len(heavy) + len(light), timeout=5)
+        # Full.  A phone from a third address is served all the same...
+        assert bench_starve.phone_request(server.port, "GET", "/api/state", timeout=10)[0] == 200
+        # ...and the room came from the heaviest address, from its connection
+        # of no use for the longest: the request trickling in since the start.
+        assert wait_until(lambda: server._ceiling.held("127.0.0.20") == len(heavy), timeout=5)
+        slow.settimeout(5)
+        assert _closed(slow)
+        assert server._ceiling.held("127.0.0.21") == 5
+        for sock in heavy + light:                  # the others are still open
+            sock.settimeout(0.05)
+            assert not _closed(sock)
+        for sock in [slow] + heavy + light:
+            sock.close()
+    app.extensions["companion"].close()
+
+
+def test_a_full_stream_count_makes_room_for_a_lighter_address(tmp_path):
+    session = make_session(tmp_path)
+    app = make_app(session, keepalive_s=30.0, max_streams=3)
+    slots = app.extensions["companion"].slots
+    slots.TURN_S = 1e6                              # no stream is old enough to give way to an equal
+    with running_server(app) as server:
+        mine = [SSEClient(server.port, source="127.0.0.20") for _ in range(3)]
+        assert all(s.status == 200 for s in mine) and slots.open == 3
+        # The same address is as heavy as the heaviest: refused.
+        assert SSEClient(server.port, source="127.0.0.20").status == 503
+        # A phone from another address is not: the oldest stream of the heaviest address ends.
+        phone = SSEClient(server.port, source="127.0.0.2")
+        assert phone.status == 200 and phone.next_state(timeout=10) == {"game": None}
+        first = mine[0]
+        first.next_state()
+        with pytest.raises(EOFError):
+            while True:
+                first.next_event(timeout=10)
+        assert wait_until(lambda: slots.open == 3, timeout=10)
+        # 2 and 1: a third address (0) still takes one from the heaviest...
+        third = SSEClient(server.port, source="127.0.0.3")
+        assert third.status == 200
+        # ...and now 1, 1 and 1: nobody holds two more than a newcomer, so nobody gives way.
+        assert wait_until(lambda: slots.open == 3, timeout=10)
+        assert SSEClient(server.port, source="127.0.0.4").status == 503
+        assert slots.evicted == 2
+        for s in mine + [phone, third]:
+            s.close()
+    app.extensions["companion"].close()
+
+
+def test_stream_places_go_to_the_lighter_address_from_the_heaviest_ones_slowest_stream():
+    from web.streams import StreamSlots
+
+    slots = StreamSlots(4)
+    ended = []
+    tickets = {}
+    for name, address, unsent in (("a1", "A", 0), ("a2", "A", 5000), ("a3", "A", 0), ("b1", "B", 0)):
+        ticket = slots.take(address)
+        ticket.evict = lambda name=name: ended.append(name)
+        ticket.unsent = lambda unsent=unsent: unsent
+        tickets[name] = ticket
+    assert slots.take("C") is not None and ended == ["a2"]         # the reader furthest behind
+    assert slots.take("A") is None and slots.take("B") is None     # A: 2, B: 1, C: 1
+    slots.give_back(tickets["a2"])                                 # its late close changes nothing
+    assert slots.open == 4
+    assert slots.take("D") is not None and ended == ["a2", "a1"]   # then the oldest
+
+
+def test_connections_spread_over_many_addresses_make_room_from_the_longest_idle_one(tmp_path, monkeypatch):
+    """One connection from each of 50 addresses fills the server: nobody is
+    heavier, so a newcomer takes the place of the connection of no use for the
+    longest (idle past STALE_S), never of a fresh one."""
+    import web.serve
+
+    session = make_session(tmp_path)
+    app = make_app(session, max_streams=1)          # connection_limit: 2 x 1 + 50
+    with running_server(app, max_connections_per_address=100) as server:
+        listener = server._listeners[0]
+        held = []
+        while len(listener._map) < listener.adj.connection_limit:
+            held.append(_raw(server.port, source=f"127.0.1.{len(held) + 2}"))
+            assert wait_until(lambda: len(listener.active_channels) == len(held), timeout=2)
+        monkeypatch.setattr(web.serve, "STALE_S", 1e6)
+        assert bench_starve.phone_request(server.port, "GET", "/api/state", timeout=10)[0] == 503
+        monkeypatch.setattr(web.serve, "STALE_S", 0.0)
+        # An address refused lately does not take a place by this rule (an
+        # attacker reconnecting at once); another one does.
+        assert bench_starve.phone_request(server.port, "GET", "/api/state", timeout=10)[0] == 503
+        assert bench_starve.phone_request(server.port, "GET", "/api/state", source="127.0.0.3",
+                                          timeout=10)[0] == 200
+        held[0].settimeout(5)
+        assert _closed(held[0])                     # the first opened: idle the longest
+        for sock in held[1:]:
+            sock.settimeout(0.05)
+            assert not _closed(sock)
+        for sock in held:
+            sock.close()
+    app.extensions["companion"].close()
+
+
+def test_streams_spread_over_many_addresses_turn_over_from_the_oldest():
+    from web.streams import StreamSlots
+
+    slots = StreamSlots(3)
+    ended = []
+    for address in ("A", "B", "C"):
+        ticket = slots.take(address)
+        ticket.evict = lambda address=address: ended.append(address)
+    assert slots.take("D") is None                  # nobody heavier, nobody old enough
+    slots.TURN_S = 0.0
+    assert slots.take("D") is None                  # D was refused lately: not by this rule
+    assert slots.take("E") is not None and ended == ["A"]          # the oldest
+    assert slots.take("E") is None                  # E (1) does not push out an equal...
+    assert slots.take("F") is not None and ended == ["A", "B"]     # ...a newcomer (0) does
+    assert slots.take("A") is None                  # A was made to give way lately

@@ -130,3 +130,29 @@ def test_the_watchdog_ignores_another_process_s_settings(monkeypatch, tmp_path):
     monkeypatch.setenv("WATCHDOG_USEC", "1000000")
     monkeypatch.setenv("WATCHDOG_PID", "1")
     assert sdnotify.watchdog_interval() is None
+
+
+def test_the_only_public_event_stream_is_the_tables_and_no_route_serves_frame_events(session):
+    """docs/security.md and the routes agree (issue 21, finding 7): phones get
+    one event stream, /api/events (state, seats, notices); frame events
+    exist only on the mock box's /dev/frames, for loopback."""
+    from test_web_support import FakeBox
+
+    for mock, expected in ((False, {"/api/events"}), (True, {"/api/events", "/dev/frames"})):
+        app = make_app(session, box=FakeBox(), mock=mock)
+        client = app.test_client()
+        streams, kinds = set(), set()
+        for rule in app.url_map.iter_rules():
+            if "GET" not in rule.methods or rule.arguments or rule.rule.startswith("/static"):
+                continue
+            response = client.get(rule.rule, buffered=False)
+            if response.mimetype == "text/event-stream":
+                streams.add(rule.rule)
+                chunks = iter(response.response)
+                for _ in range(2):                  # retry, then the snapshot
+                    kinds.update(line.split(b":", 1)[1].strip() for line in next(chunks).split(b"\n")
+                                 if line.startswith(b"event:"))
+            response.close()
+        assert streams == expected
+        assert kinds == ({b"state", b"seats", b"frame"} if mock else {b"state", b"seats"})
+        app.extensions["companion"].close()

@@ -46,7 +46,7 @@ class World:
         self.tokens: dict[int, str] = {}
         self.token_numbers = itertools.count()
         self.seen: list = []
-        self.published: dict = {"events": [], "frames": []}   # each stream in its own order
+        self.published: dict = {"events": []}   # each stream in its own order (the only public one)
         for name in self.published:
             self._record(name, getattr(self.companion, name))
 

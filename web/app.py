@@ -43,10 +43,10 @@ class Companion:
         self.slots = StreamSlots(int(config.get("max_streams") or 100))
         keepalive = float(config.get("keepalive_s", 15.0))
         self.events = Hub(self.slots, self._table_snapshot, lock=session.lock, keepalive=keepalive)
-        # Two frame streams: ``frames`` announces the public mirror's changes
-        # only (its timing must not follow a cursor over a secret);
-        # ``dev_frames`` every frame of the panel, for the mock box's /dev page.
-        self.frames = Hub(self.slots, self._frame_snapshot, keepalive=keepalive)
+        # One frame stream, for the mock box's /dev page (``/dev/frames``):
+        # every frame of the panel.  The public mirror (``/oled.png``) has no
+        # event stream: no page of the phones shows it live, and a surface
+        # nobody uses is one less to keep secret (issue 21, finding 7).
         self.dev_frames = Hub(self.slots, self._dev_frame_snapshot, keepalive=keepalive)
         self._last_seats: str | None = None
         self._last_notices = json.dumps(self.public_notices(), sort_keys=True)
@@ -54,7 +54,6 @@ class Companion:
         if box is not None and hasattr(box, "subscribe_pin"):
             self._unsubscribe.append(box.subscribe_pin(self.set_pin))
         if box is not None and hasattr(box, "subscribe_frames"):
-            self._unsubscribe.append(box.subscribe_frames(self._on_frame, mirror=True))
             self._unsubscribe.append(box.subscribe_frames(self._on_dev_frame))
 
     # -- what is public ----------------------------------------------------
@@ -135,13 +134,6 @@ class Companion:
                     self.session.update_table(lambda table: [table.claims.pop(s, None) for s in gone])
         threading.Thread(target=drop, name="companion-claims", daemon=True).start()
 
-    def _frame_snapshot(self):
-        version = int(getattr(self.box, "mirror_version", 0) or 0)
-        return [(0, sse_event("frame", {"version": version}, version))]
-
-    def _on_frame(self, version) -> None:
-        self.frames.publish([(0, sse_event("frame", {"version": version}, version))])
-
     def _dev_frame_snapshot(self):
         version = int(getattr(self.box, "frame_version", 0) or 0)
         return [(0, sse_event("frame", {"version": version}, version))]
@@ -159,7 +151,6 @@ class Companion:
                 log.exception("unsubscribe failed")
         self._unsubscribe = []
         self.events.close()
-        self.frames.close()
         self.dev_frames.close()
 
 

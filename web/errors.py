@@ -176,6 +176,7 @@ def register(app: Flask) -> None:
     def unexpected(exc: Exception):
         # A bug.  The log gets the traceback (never a request body: none is
         # logged anywhere); the client gets one plain line.
-        log.exception("unexpected error in %s %s", request.method, request.path)
+        log.exception("unexpected error in %s %s", request.method, request.path,
+                      extra={"client": request.remote_addr or ""})     # escaped and rate-limited (web.logsafe)
         return error_response(500, gettext(N_("internal error: see the companion's log"), request_language()))
 

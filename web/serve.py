@@ -9,26 +9,36 @@ free thread.  ``channel_request_lookahead=1`` lets waitress read a client's
 hang-up while its stream is running; our channel class then wakes that
 stream at once, so a gone phone frees its thread immediately.
 
-One client must not starve the table (issue 13): waitress alone lets a
-client that sends its headers a byte at a time hold a connection for ever
-(every byte resets the idle timer), and ~250 such connections reach the
-connection limit, after which nobody is accepted.  So the listener here is
-waitress's own, extended in two small ways (:class:`GuardedListener`):
+No handful of clients may starve the table (issues 13 and 21): waitress
+alone lets a client that sends its headers a byte at a time hold a
+connection for ever (every byte resets the idle timer), and ~250 such
+connections reach the connection limit, after which nobody is accepted.  So
+the listener here is waitress's own, extended (:class:`GuardedListener`):
 
 * each client address may hold at most ``max_connections_per_address``
   connections (48); the one over is answered a JSON 503 and closed at once,
   and the accept loop drains the backlog each turn, so a phone's connection
-  never queues behind an attacker's (over ``connection_limit`` in all, the
-  same: a 503 at once, where waitress would leave it waiting unaccepted);
+  never queues behind an attacker's;
+* over ``connection_limit`` in all, **fair shares, not first come**
+  (:class:`AddressCeiling`): a newcomer from a lighter address takes the
+  place of the heaviest address's worst connection (see
+  :meth:`CompanionChannel.rank`), closed between two turns of the loop; only
+  a newcomer from an address as heavy as the others gets the 503;
 * a request must arrive whole in time, whatever trickles in: its head within
   ``HEAD_S`` of its first byte, its body within ``REQUEST_S``; a response the
   client stops reading for ``STALLED_S`` closes the connection (a phone that
-  froze, or a script that never reads its event stream).
+  froze, or a script that never reads its event stream);
+* after waitress's own refusal (a body too large...) the connection is
+  half-closed and drained, so a client still sending reads its JSON 4xx
+  instead of a reset;
+* every connection logs through a logger that tags its lines with the
+  client's address, so :mod:`web.logsafe` escapes them and holds each
+  address to a few lines a minute.
 
-Event streams are also capped per address (``max_streams_per_address``, see
-:class:`web.streams.StreamSlots`), so one address holds at most that many of
-the worker threads.  A NAT'd guest network shares one address: raise both
-settings there.
+Event streams are also capped, in all and per address, with the same fair
+shares (:class:`web.streams.StreamSlots`), so one address holds at most a
+few of the worker threads.  A NAT'd guest network shares one address: raise
+both per-address settings there.
 
 ``--dev-server`` uses Werkzeug's development server instead (reloading and
 debugging are not turned on; it is just a single-process threaded server).
@@ -57,7 +67,9 @@ from . import sdnotify
 from .app import create_app
 from .auth import new_pin
 from .errors import JsonErrorTask
+from .logsafe import ClientBudget, client_logger, install as install_safe_log
 from .mdns import start_mdns
+from .streams import Marks
 
 log = logging.getLogger("companion.web")
 FIRST_THREADS = 8       # waitress workers started before serving; the rest follow
@@ -66,18 +78,25 @@ CONNECTIONS_PER_ADDRESS = 48    # a browser opens up to 6 at once: ~8 phones beh
 HEAD_S = 10.0                   # a request line and headers, from their first byte
 REQUEST_S = 60.0                # a whole request: a 1 MiB import at ~17 KiB/s
 STALLED_S = 60.0                # a response nobody reads any more
+STALE_S = 2.0                   # of no use this long, a connection may make room for anyone's
+DRAIN_BYTES = 8 * 1024 * 1024   # what a refused client may still send, read and dropped
+DRAIN_S = 30.0                  # ...and for how long
 ACCEPT_BURST = 64               # connections accepted per turn of the network loop
 
 
 class CompanionChannel(HTTPChannel):
     """waitress's HTTP channel, plus callbacks run when the client hangs up
-    (see :func:`web.streams.watch_disconnect`)."""
+    (see :func:`web.streams.watch_disconnect`), the deadlines of
+    :meth:`overdue`, eviction (:meth:`evict`), a logger that tags its lines
+    with the client's address (:mod:`web.logsafe`), and a graceful end after
+    waitress's own refusals (:meth:`_drain`)."""
 
     error_task_class = JsonErrorTask       # waitress's own refusals in the API's JSON too
 
     def __init__(self, *args, **kwargs):
         self.disconnect_callbacks: list = []
         super().__init__(*args, **kwargs)
+        self.logger = client_logger(self.logger, self.addr, getattr(self.server, "log_budget", None))
 
     def _told_gone(self) -> None:
         for callback in list(self.disconnect_callbacks):
@@ -87,11 +106,17 @@ class CompanionChannel(HTTPChannel):
                 log.exception("disconnect callback failed")
 
     def handle_read(self):
+        if self.draining:
+            self._discard()
+            return
         super().handle_read()
         if not self.connected:
             self._told_gone()
 
     def handle_close(self):
+        if self._answered and not self.draining and self.connected and self.refused_early:
+            self._drain()
+            return
         super().handle_close()
         self._told_gone()
 
@@ -100,6 +125,7 @@ class CompanionChannel(HTTPChannel):
     partial_since = 0.0         # monotonic time of its first byte
     ceiling = None              # the AddressCeiling this connection counts in
     address_key = ""
+    streaming = False           # an event stream is served on it (set by web.streams)
 
     def received(self, data):
         done = super().received(data)
@@ -109,6 +135,8 @@ class CompanionChannel(HTTPChannel):
 
     def overdue(self, now: float) -> str | None:
         """Why this connection must close now, or None."""
+        if self.draining:
+            return "slow client after a refusal" if now > self.drain_until else None
         request = self.request
         if request is not None and not request.completed:
             limit = REQUEST_S if request.headers_finished else HEAD_S
@@ -122,40 +150,213 @@ class CompanionChannel(HTTPChannel):
         super().del_channel(map)
         ceiling, self.ceiling = self.ceiling, None
         if ceiling is not None:
-            ceiling.give_back(self.address_key)
+            ceiling.give_back(self)
+
+    # -- eviction ---------------------------------------------------------------
+    def evict(self, why: str) -> None:
+        """Close this connection to make room for a lighter address (from any
+        thread: the serving loop closes it after its current turn)."""
+        ceiling = self.ceiling
+        if ceiling is not None:
+            ceiling.evict(self, why)
+            try:
+                self.server.pull_trigger()
+            except OSError:
+                pass
+
+    def stale(self) -> float | None:
+        """Seconds this connection has been of no use, if it is idle (a
+        keep-alive between requests), still receiving a request, or a
+        refused one being drained; None while it is served (a request being
+        answered, an event stream)."""
+        if self.draining:
+            return float("inf")
+        if self.requests:
+            return None
+        if self.request is None:
+            return time.time() - self.last_activity
+        return time.monotonic() - self.partial_since
+
+    def rank(self) -> tuple:
+        """Which of an address's connections goes first when it must give one
+        up (the smallest): a refused one being drained, then the one of no
+        use for the longest (idle keep-alive, or a request still trickling
+        in), then event streams (the reader furthest behind, then the
+        oldest), then requests being answered (the oldest)."""
+        stale = self.stale()
+        if stale is not None:
+            return (0, -stale)
+        if self.streaming:
+            return (1, -self.total_outbufs_len, self.creation_time)
+        return (2, self.creation_time)
+
+    # -- a graceful end after waitress's own refusal -------------------------
+    # waitress answers a body over max_request_body_size (or headers too
+    # large, or bytes that are not HTTP) at once, then closes; a client still
+    # sending its body then gets a reset, and often never reads the answer
+    # (issue 21, finding 6).  Instead, once the answer is flushed, the
+    # connection is half-closed (the client reads the answer, then the end)
+    # and what the client still sends is read and dropped, up to DRAIN_BYTES
+    # or DRAIN_S, whichever comes first.
+    refused_early = False       # waitress's own error answer was served on it
+    draining = False
+    drain_left = 0
+    drain_until = 0.0
+    _answered = False
+
+    def service(self):
+        if self.requests and self.requests[0].error is not None:
+            self.refused_early = True
+        super().service()
+
+    def handle_write(self):
+        self._answered = bool(self.close_when_flushed)
+        try:
+            super().handle_write()
+        finally:
+            self._answered = False
+
+    def _drain(self) -> None:
+        try:
+            self.socket.shutdown(socket.SHUT_WR)
+        except OSError:
+            self._answered = False
+            self.handle_close()
+            return
+        self.will_close = self.close_when_flushed = False
+        self.draining = True
+        self.drain_left = DRAIN_BYTES
+        self.drain_until = time.monotonic() + DRAIN_S
+
+    def _discard(self) -> None:
+        try:
+            data = self.socket.recv(65536)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        self.drain_left -= len(data)
+        if not data or self.drain_left <= 0:
+            self.draining = False
+            self.refused_early = False
+            self.handle_close()
+
+    def readable(self):
+        return True if self.draining else super().readable()
+
+    def writable(self):
+        return False if self.draining else super().writable()
 
 
 class AddressCeiling:
-    """Open connections per client address, with a ceiling; the answers of a
-    connection refused (over its address's ceiling, or over the server's
-    ``connection_limit``); and a tally of what was refused or closed, logged
-    at most once a minute (an attacker must not fill the SD card with log
-    lines)."""
+    """The connections of every client address, shared by the listeners.
+
+    At accept time (:meth:`admit`): an address over its own ceiling
+    (``per_address``) is refused; when the server holds ``limit``
+    connections, **fair shares, not first come** (issue 21): the newcomer's
+    address takes one from the heaviest address if that one holds at least
+    two more than the newcomer's (its worst connection by
+    :meth:`CompanionChannel.rank` is closed), and is refused only when it is
+    itself among the heaviest.  So however an attacker spreads its
+    connections over addresses, a phone's address is never the one refused.
+
+    Also: the answers of a connection refused, and a tally of what was
+    refused or closed, logged at most once a minute (an attacker must not
+    fill the SD card with log lines)."""
 
     def __init__(self, per_address: int, limit: int, language: str | None):
         self.per_address = per_address
+        self.limit = limit
         self.over_address = refusal_bytes(per_address, language)
         self.over_limit = refusal_bytes(limit, language)
-        self._held: dict[str, int] = {}
+        self._held: dict[str, set] = {}
+        self._marks = Marks(STALE_S * 5)    # refused or made to give way: not by the spread-out rule
+        self._evicting: list = []
         self._lock = threading.Lock()
         self.tally: dict[str, int] = {}
         self._logged = time.monotonic()
 
-    def take(self, key: str) -> bool:
+    def admit(self, key: str, in_use: int) -> tuple[bytes, str] | None:
+        """None if a connection from ``key`` may be taken now (a heavier
+        address's worst connection is then already set to close), else the
+        refusal to send and why.  ``in_use``: the server's map size."""
         with self._lock:
-            held = self._held.get(key, 0)
+            held = len(self._held.get(key, ()))
             if held >= self.per_address:
-                return False
-            self._held[key] = held + 1
-            return True
+                return self.over_address, "connection over its address's ceiling"
+            if in_use - len(self._evicting) >= self.limit:
+                victim = self._victim(key, held)
+                if victim is None:
+                    self._marks.mark(key)
+                    return self.over_limit, "connection over the server's limit"
+                self._evict(victim, "connection closed for a lighter address")
+            return None
 
-    def give_back(self, key: str) -> None:
+    def _victim(self, key: str, held: int):
+        """The connection to close for a newcomer from ``key``, which holds
+        ``held``: the worst (:meth:`CompanionChannel.rank`) of the heaviest
+        address if that holds two more; else, if the newcomer's address holds
+        less than a fair share (the connections are spread over many
+        addresses) and was neither refused nor made to give way in the last
+        5 x ``STALE_S``, the one of no use for the longest, at least
+        ``STALE_S``, of another address holding at least as many."""
+        heaviest = max(self._held.values(), key=len, default=set())
+        if len(heaviest) >= held + 2:
+            return min(heaviest, key=lambda ch: ch.rank())
+        if held * (len(self._held) + 1) >= self.limit:
+            return None             # the newcomer's address has its fair share already
+        if self._marks.marked(key):
+            return None             # refused or made to give way lately: not by this rule
+        worst, worst_stale = None, STALE_S
+        for address, channels in self._held.items():
+            if address == key or len(channels) < held:
+                continue
+            for channel in channels:
+                stale = channel.stale()
+                if stale is not None and stale >= worst_stale:
+                    worst, worst_stale = channel, stale
+        return worst
+
+    def register(self, key: str, channel) -> None:
         with self._lock:
-            held = self._held.get(key, 1) - 1
-            if held > 0:
-                self._held[key] = held
-            else:
-                self._held.pop(key, None)
+            self._held.setdefault(key, set()).add(channel)
+            channel.ceiling, channel.address_key = self, key
+
+    def held(self, key: str) -> int:
+        with self._lock:
+            return len(self._held.get(key, ()))
+
+    def _forget(self, channel) -> None:
+        channels = self._held.get(channel.address_key)
+        if channels is not None:
+            channels.discard(channel)
+            if not channels:
+                self._held.pop(channel.address_key, None)
+
+    def give_back(self, channel) -> None:
+        with self._lock:
+            self._forget(channel)
+
+    def _evict(self, channel, why: str) -> None:
+        self._forget(channel)
+        self._marks.mark(channel.address_key)
+        channel.ceiling = None
+        self._evicting.append(channel)
+        self.count(why)
+
+    def evict(self, channel, why: str) -> None:
+        with self._lock:
+            if channel.ceiling is self:
+                self._evict(channel, why)
+
+    def close_evicted(self) -> None:
+        """Close the connections set to close (serving loop, between turns)."""
+        with self._lock:
+            evicting, self._evicting = self._evicting, []
+        for channel in evicting:
+            channel.draining = False
+            channel._answered = False
+            channel.handle_close()
 
     def count(self, why: str) -> None:
         self.tally[why] = self.tally.get(why, 0) + 1
@@ -189,19 +390,21 @@ def refusal_bytes(n: int, language: str | None) -> bytes:
 
 
 class GuardedListener(TcpWSGIServer):
-    """waitress's TCP listener, with the per-address ceiling at accept time
-    and the deadlines of :meth:`CompanionChannel.overdue`."""
+    """waitress's TCP listener, with fair shares at accept time
+    (:class:`AddressCeiling`) and the deadlines of
+    :meth:`CompanionChannel.overdue`."""
 
     channel_class = CompanionChannel
 
-    def __init__(self, *args, ceiling: AddressCeiling, **kwargs):
+    def __init__(self, *args, ceiling: AddressCeiling, log_budget: ClientBudget | None = None, **kwargs):
         self.ceiling = ceiling
+        self.log_budget = log_budget        # the lines its connections may log (web.logsafe)
         super().__init__(*args, **kwargs)
 
     def readable(self):
         # waitress stops accepting at connection_limit, and the connections
         # over it wait unanswered in the backlog; here they are accepted and
-        # refused at once instead (handle_accept).
+        # refused at once, or make room (handle_accept).
         now = time.time()
         if now >= self.next_channel_cleanup:
             self.next_channel_cleanup = now + self.adj.cleanup_interval
@@ -221,21 +424,18 @@ class GuardedListener(TcpWSGIServer):
             if pair is None:
                 return
             conn, addr = pair
-            if len(self._map) >= self.adj.connection_limit:
-                self.ceiling.refuse(conn, self.ceiling.over_limit, "connection over the server's limit")
-                continue
             key = str(addr[0]) if isinstance(addr, tuple) else ""
-            if not self.ceiling.take(key):
-                self.ceiling.refuse(conn, self.ceiling.over_address, "connection over its address's ceiling")
+            refusal = self.ceiling.admit(key, len(self._map))
+            if refusal is not None:
+                self.ceiling.refuse(conn, *refusal)
                 continue
             try:
                 self.set_socket_options(conn)
                 channel = self.channel_class(self, conn, self.fix_addr(addr), self.adj, map=self._map)
             except OSError:
-                self.ceiling.give_back(key)
                 conn.close()
                 continue
-            channel.ceiling, channel.address_key = self.ceiling, key
+            self.ceiling.register(key, channel)
 
     def sweep(self, now: float) -> None:
         """Close every connection past a deadline (see
@@ -249,6 +449,8 @@ class GuardedListener(TcpWSGIServer):
                 self.ceiling.count(why)
                 # Closed now: will_close would wait for the socket to be
                 # writable, which a socket nobody reads never is.
+                channel.draining = False
+                channel._answered = False
                 channel.handle_close()
         self.ceiling.log_tally(now)
 
@@ -298,7 +500,10 @@ class Server:
                 log.warning("threads (%s) <= max_streams: open streams can starve other requests",
                             settings["threads"])
             per_address = int(config.get("max_connections_per_address") or CONNECTIONS_PER_ADDRESS)
-            ceiling = AddressCeiling(per_address, settings["connection_limit"], config.get("language"))
+            ceiling = self._ceiling = AddressCeiling(per_address, settings["connection_limit"],
+                                                     config.get("language"))
+            install_safe_log()          # client text reaches the log escaped and rate-limited
+            self.log_budget = ClientBudget()
             companion = app.extensions.get("companion")
             if companion is not None:
                 slots = companion.slots
@@ -318,7 +523,8 @@ class Server:
             try:
                 for sockinfo in adj.listen:
                     self._listeners.append(GuardedListener(app, self._map, dispatcher=self._dispatcher, adj=adj,
-                                                           sockinfo=sockinfo, ceiling=ceiling))
+                                                           sockinfo=sockinfo, ceiling=ceiling,
+                                                           log_budget=self.log_budget))
             except OSError:
                 self._dispatcher.shutdown(timeout=1)
                 from waitress import wasyncore
@@ -356,11 +562,13 @@ class Server:
                     # One poll (at most 1 s, waitress's own loop timeout) per turn.
                     wasyncore.loop(timeout=1.0, map=self._map, use_poll=True, count=1)
                     self._beat()
+                    self._ceiling.close_evicted()   # between turns, as the sweep (see there)
                     now = time.monotonic()
                     if now >= next_sweep:       # the deadlines, once a second
                         next_sweep = now + 1.0
                         for listener in self._listeners:
                             listener.sweep(now)
+                        self.log_budget.flush()     # the summary of log lines suppressed
         except KeyboardInterrupt:
             pass
         finally:
@@ -439,6 +647,7 @@ def run(args, parts, start_extras=None) -> int:
     mock = config["mock"]
     pin = table_pin(config)
     app = create_app(session, box=box, config=config, pin=pin)
+    install_safe_log(handlers=True)     # every logger's records escaped, one line each
     try:
         server = Server(app, host, port, config, dev=bool(getattr(args, "dev_server", False)))
     except OSError as exc:

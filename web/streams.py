@@ -12,8 +12,9 @@ the stream then sends the current snapshot — older states are lost, the
 latest never is (every ``state`` event is a complete state).
 
 Each open stream holds one server worker thread (waitress), so the number of
-streams is capped by :class:`StreamSlots`, in all and per client address; the
-stream over either cap is refused by the caller with a 503 at once.
+streams is capped by :class:`StreamSlots`, in all and per client address;
+when all are taken a lighter address's stream makes room (fair shares), and
+a stream that finds no room is refused by the caller with a 503 at once.
 
 Under waitress, a stream whose thread is idle (waiting in its mailbox) is
 written to *directly* by the publisher (:class:`DirectWrite`): the event,
@@ -32,6 +33,7 @@ import collections
 import json
 import logging
 import threading
+import time
 from typing import Callable, Iterable
 
 log = logging.getLogger("companion.web")
@@ -52,43 +54,154 @@ def sse_event(event: str, data, event_id: int | None = None) -> bytes:
     return f"{head}event: {event}\ndata: {text}\n\n".encode("utf-8")
 
 
+class Ticket:
+    """One stream's place in :class:`StreamSlots`: its address, when it
+    opened, how to end it (``evict``, set by the hub) and how far behind its
+    reader is (``unsent``: bytes its connection has not sent yet)."""
+
+    __slots__ = ("address", "opened", "evict", "unsent", "held")
+
+    def __init__(self, address: str):
+        self.address = address
+        self.opened = time.monotonic()
+        self.evict: Callable[[], None] | None = None
+        self.unsent: Callable[[], int] = lambda: 0
+        self.held = True
+
+
+class Marks:
+    """Addresses marked for ``seconds`` (refused, or made to give way): they
+    may not take a place by the spread-out rule meanwhile, so an attacker
+    that reconnects at once keeps being refused while a phone that rarely
+    is refused finds the places it leaves.  At most ``size`` addresses are
+    remembered (the oldest marks are forgotten first)."""
+
+    def __init__(self, seconds: float, size: int = 4096):
+        self.seconds, self.size = seconds, size
+        self._until: dict[str, float] = {}
+
+    def mark(self, address: str, now: float | None = None) -> None:
+        now = time.monotonic() if now is None else now
+        self._until.pop(address, None)          # to the end: the newest mark
+        self._until[address] = now + self.seconds
+        if len(self._until) > self.size:
+            for old in list(self._until)[: len(self._until) - self.size]:
+                del self._until[old]
+
+    def marked(self, address: str, now: float | None = None) -> bool:
+        until = self._until.get(address)
+        if until is None:
+            return False
+        if until <= (time.monotonic() if now is None else now):
+            del self._until[address]
+            return False
+        return True
+
+
 class StreamSlots:
-    """A counter of open streams with a ceiling, shared by every hub of an app,
-    and a smaller ceiling per client address: one phone (or one hostile
+    """The open streams, with a ceiling in all and a smaller one per client
+    address, shared by every hub of an app: one phone (or one hostile
     script) cannot take every stream, and with it every worker thread.
+
+    **Fair shares, not first come** (issue 21): when every stream is taken,
+    a newcomer from an address that holds fewer streams than the heaviest
+    address (by two or more) is not refused; the heaviest address's slowest
+    stream (most bytes unsent, then the oldest) is ended to make room.  When
+    no address is that much heavier (the streams are spread over as many
+    addresses as there are places), the oldest stream open for ``TURN_S``
+    or more gives way to an address under its fair share that was not
+    refused nor made to give way lately (:class:`Marks`).  Only a newcomer
+    that finds neither is refused (503).
 
     Phones behind one NAT share an address, hence one ``per_address``
     budget; the serving layer sets it from ``max_streams_per_address``.
     """
 
     PER_ADDRESS = 8         # a phone with a few pages open; a small NAT'd table
+    TURN_S = 10.0           # spread over many addresses, a stream this old may give way
 
     def __init__(self, limit: int, per_address: int | None = None):
         self.limit = limit
         self.per_address = per_address or self.PER_ADDRESS
         self.open = 0
-        self._by_address: dict[str, int] = {}
+        self.evicted = 0            # streams ended to make room for a lighter address
+        self._by_address: dict[str, list[Ticket]] = {}
+        self._marks = Marks(self.TURN_S)
         self._lock = threading.Lock()
 
-    def take(self, address: str = "") -> bool:
+    def take(self, address: str = "") -> Ticket | None:
+        """A place for a stream from ``address``, or None (over its address's
+        cap, or every place taken by addresses no heavier than this one)."""
+        victim = None
         with self._lock:
-            held = self._by_address.get(address, 0)
-            if self.open >= self.limit or (address and held >= self.per_address):
-                return False
+            held = len(self._by_address.get(address, ()))
+            if address and held >= self.per_address:
+                return None
+            if self.open >= self.limit:
+                victim = self._victim(address, held)
+                if victim is None:
+                    if address:
+                        self._marks.mark(address)
+                    return None
+                self._release(victim)           # its place is the newcomer's now
+                self._marks.mark(victim.address)
+                self.evicted += 1
+            ticket = Ticket(address)
+            self._by_address.setdefault(address, []).append(ticket)
             self.open += 1
-            if address:
-                self._by_address[address] = held + 1
-            return True
+        if victim is not None and victim.evict is not None:
+            try:
+                victim.evict()
+            except Exception:
+                log.exception("ending a stream to make room failed")
+        return ticket
 
-    def give_back(self, address: str = "") -> None:
+    def _victim(self, address: str, held: int) -> Ticket | None:
+        """The stream to end for a newcomer from ``address``, which holds
+        ``held``: the slowest of the heaviest address if that holds two more;
+        else, if the newcomer's address holds less than a fair share (the
+        streams are spread over many addresses) and was neither refused nor
+        made to give way in the last ``TURN_S``, the oldest stream
+        open for at least ``TURN_S`` of an address holding more, so that
+        places turn over slowly rather than never."""
+        heaviest = max(self._by_address.values(), key=len, default=[])
+        if len(heaviest) >= held + 2:
+            return min(heaviest, key=lambda t: (-_unsent(t), t.opened))
+        if held * (len(self._by_address) + 1) >= self.limit:
+            return None             # the newcomer's address has its fair share already
+        if self._marks.marked(address):
+            return None             # refused or made to give way lately: not by this rule
+        oldest = None
+        before = time.monotonic() - self.TURN_S
+        for other, tickets in self._by_address.items():
+            if other == address or len(tickets) <= held:
+                continue
+            first = tickets[0]                  # each list is in the order of opening
+            if first.opened <= before and (oldest is None or first.opened < oldest.opened):
+                oldest = first
+        return oldest
+
+    def _release(self, ticket: Ticket) -> None:
+        if not ticket.held:
+            return
+        ticket.held = False
+        self.open -= 1
+        tickets = self._by_address.get(ticket.address, [])
+        if ticket in tickets:
+            tickets.remove(ticket)
+        if not tickets:
+            self._by_address.pop(ticket.address, None)
+
+    def give_back(self, ticket: Ticket) -> None:
         with self._lock:
-            self.open -= 1
-            if address:
-                held = self._by_address.get(address, 1) - 1
-                if held > 0:
-                    self._by_address[address] = held
-                else:
-                    self._by_address.pop(address, None)
+            self._release(ticket)
+
+
+def _unsent(ticket: Ticket) -> int:
+    try:
+        return int(ticket.unsent())
+    except Exception:
+        return 0
 
 
 class Mailbox:
@@ -239,17 +352,28 @@ class Hub:
         (its ``close()`` gives the slot back)."""
         environ = environ or {}
         address = environ.get("REMOTE_ADDR") or ""
-        if self.closed or not self.slots.take(address):
+        if self.closed:
             return None
-        box = Mailbox(self.mailbox_size, DirectWrite.of(environ or {}))
+        ticket = self.slots.take(address)
+        if ticket is None:
+            return None
+        direct = DirectWrite.of(environ)
+        box = Mailbox(self.mailbox_size, direct)
+        channel = direct.channel if direct is not None else None
+        ticket.evict = lambda: _evict(box, channel)
+        if channel is not None:
+            ticket.unsent = lambda: channel.total_outbufs_len
+            channel.streaming = True        # its connection's rank when its address must give one up
+        if not ticket.held:                 # made room for another before it could be told how to end
+            return None
         with self.lock:
             with self._boxes_lock:
                 if self.closed:
-                    self.slots.give_back(address)
+                    self.slots.give_back(ticket)
                     return None
                 self._boxes.add(box)
             first = self.snapshot()
-        return EventStream(self, box, first, environ)
+        return EventStream(self, box, first, environ, ticket)
 
     def _forget(self, box: Mailbox) -> None:
         with self._boxes_lock:
@@ -264,8 +388,8 @@ class EventStream:
     """The WSGI response body of one event stream: an iterator of chunks with
     a ``close()`` that the server always calls, even if it never iterated."""
 
-    def __init__(self, hub: Hub, box: Mailbox, first: list[Message], environ: dict):
-        self.hub, self.box = hub, box
+    def __init__(self, hub: Hub, box: Mailbox, first: list[Message], environ: dict, ticket: Ticket):
+        self.hub, self.box, self.ticket = hub, box, ticket
         self.address = environ.get("REMOTE_ADDR") or ""
         self._released = False
         self._unwatch = watch_disconnect(environ, box.close)
@@ -303,7 +427,18 @@ class EventStream:
         self._chunks.close()
         self._unwatch()
         self.hub._forget(self.box)
-        self.hub.slots.give_back(self.address)
+        self.hub.slots.give_back(self.ticket)
+
+
+def _evict(box: Mailbox, channel) -> None:
+    """End a stream to make room for a lighter address: its thread leaves
+    its mailbox at once, and its connection (under waitress) is closed by
+    the serving loop, which also frees a thread stuck writing to a client
+    that does not read (see :meth:`web.serve.CompanionChannel.evict`)."""
+    box.close()
+    evict = getattr(channel, "evict", None)
+    if evict is not None:
+        evict("stream ended for a lighter address")
 
 
 def watch_disconnect(environ: dict, callback: Callable[[], None]) -> Callable[[], None]:
