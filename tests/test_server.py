@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -419,6 +420,20 @@ def test_suppressed_lines_are_summarised_once_a_minute(log_lines):
     last = log_lines().splitlines()[-1]
     assert "WARNING companion.web: suppressed 295 log lines about 1 client address(es)" in last
     assert "most: 295 about 127.0.0.9" in last
+
+
+def test_task_queue_warnings_are_held_to_a_budget(log_lines):
+    """waitress warns once per queued request while its workers are busy: a
+    flood of requests must not become a flood of log lines (seen under load)."""
+    import logging
+
+    from web.logsafe import PER_ADDRESS
+
+    for depth in range(300):
+        logging.getLogger("waitress.queue").warning("Task queue depth is %d", depth)
+    lines = log_lines().splitlines()
+    assert 0 < len(lines) <= PER_ADDRESS
+    assert all("Task queue depth" in line for line in lines)
 
 
 def test_a_traceback_is_folded_onto_its_line_and_bounded(log_lines):

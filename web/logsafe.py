@@ -135,6 +135,10 @@ class SafeRecords(logging.Filter):
         if not getattr(record, "companion_clean", False):
             self._clean(record)
         client = getattr(record, "client", None)
+        if client is None and record.name == QUEUE_LOGGER:
+            # "Task queue depth is N" comes once per queued request: clients
+            # that flood the server would flood the log through it.
+            client = record.client = "(task queue)"
         if client is None:
             return True
         allowed = getattr(record, "companion_allowed", None)
@@ -161,7 +165,8 @@ class SafeRecords(logging.Filter):
 
 BUDGET = ClientBudget()
 SAFE = SafeRecords()
-CLIENT_LOGGERS = ("waitress", "companion.web")
+QUEUE_LOGGER = "waitress.queue"
+CLIENT_LOGGERS = ("waitress", QUEUE_LOGGER, "companion.web")
 
 
 def install(handlers: bool = False) -> None:
