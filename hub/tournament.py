@@ -89,8 +89,9 @@ def seat_round(conn, tid: int) -> int:
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(7216003, %s)", (tid,))
         t = _tournament(conn, tid)
-        open_tables = conn.execute("SELECT count(*) AS n FROM tournament_tables WHERE tournament_id = %s "
-                                   "AND round = %s AND game_id IS NULL", (tid, t["round"])).fetchone()["n"]
+        open_tables = conn.execute(
+            "SELECT count(*) AS n FROM tournament_tables tt LEFT JOIN games g ON g.id = tt.game_id "
+            "WHERE tt.tournament_id = %s AND tt.round = %s AND g.finish_seq IS NULL", (tid, t["round"])).fetchone()["n"]
         if open_tables:
             raise HubError(f"round {t['round']} still has {open_tables} table(s) without a result")
         game = core_games.get(t["game"])
@@ -155,6 +156,34 @@ def record_result(conn, box_id: int, game_row: int, game: str, players: list[str
             return
 
 
+def follow(conn, box_id: int, game_row: int, game: str, players: list[str], finished: bool) -> None:
+    """A game's result changed (inside the ingest transaction): a first
+    finish becomes its table's result; a game that is already a table's
+    result stays it (standings read its seats, so they follow a take-back),
+    and when that table's round was already closed the organiser is told
+    (``tournament show``, the tournament page): the later rounds were seated
+    on the old result."""
+    linked = conn.execute(
+        "SELECT tt.tournament_id, tt.round, tt.tbl, t.round AS now FROM tournament_tables tt "
+        "JOIN tournaments t ON t.id = tt.tournament_id WHERE tt.game_id = %s", (game_row,)).fetchall()
+    if not linked:
+        if finished:
+            record_result(conn, box_id, game_row, game, players)
+        return
+    for r in linked:
+        if r["round"] < r["now"]:
+            conn.execute("INSERT INTO tournament_notices (tournament_id, round, tbl, message) VALUES (%s, %s, %s, %s)",
+                         (r["tournament_id"], r["round"], r["tbl"], "changed" if finished else "taken back"))
+
+
+def notices(conn, tid: int) -> list[dict]:
+    """``[{"round", "table", "finished", "at"}]``: results changed after their round was closed."""
+    return [{"round": r["round"], "table": r["tbl"], "finished": r["message"] == "changed",
+             "at": r["at"].isoformat()} for r in conn.execute(
+        "SELECT round, tbl, message, at FROM tournament_notices WHERE tournament_id = %s ORDER BY id",
+        (tid,)).fetchall()]
+
+
 def assignment(conn, box_id: int) -> dict | None:
     """The seating a box's new-game screen offers (contract point 3), or None."""
     row = conn.execute(
@@ -205,7 +234,8 @@ def view(conn, tid: int) -> dict:
     """Everything the tournament page shows."""
     t = _tournament(conn, tid)
     tables = conn.execute(
-        "SELECT tt.round, tt.tbl, tt.players, tt.game_id, b.name AS box, g.public FROM tournament_tables tt "
+        "SELECT tt.round, tt.tbl, tt.players, tt.game_id, b.name AS box, g.public, g.finish_seq "
+        "FROM tournament_tables tt "
         "LEFT JOIN boxes b ON b.id = tt.box_id LEFT JOIN games g ON g.id = tt.game_id "
         "WHERE tt.tournament_id = %s ORDER BY tt.round, tt.tbl", (tid,)).fetchall()
     byes = conn.execute("SELECT b.round, p.name FROM tournament_byes b JOIN players p ON p.id = b.player_id "
@@ -213,9 +243,10 @@ def view(conn, tid: int) -> dict:
     rounds: dict = {}
     for r in tables:
         rounds.setdefault(r["round"], {"round": r["round"], "tables": [], "byes": []})["tables"].append(
-            {"table": r["tbl"], "box": r["box"], "players": r["players"], "done": r["game_id"] is not None,
+            {"table": r["tbl"], "box": r["box"], "players": r["players"], "done": r["finish_seq"] is not None,
              "tokens": (r["public"] or {}).get("tokens") if r["public"] else None})
     for b in byes:
         rounds.setdefault(b["round"], {"round": b["round"], "tables": [], "byes": []})["byes"].append(b["name"])
     return {"id": t["id"], "name": t["name"], "game": t["game"], "round": t["round"],
-            "rounds": [rounds[k] for k in sorted(rounds)], "standings": standings(conn, tid)}
+            "rounds": [rounds[k] for k in sorted(rounds)], "standings": standings(conn, tid),
+            "notices": notices(conn, tid)}

@@ -192,9 +192,18 @@ def test_date_filters(hub_server):
     post(hub_server, key, 2, 0, third_man_log(P4, [0, 3, 0, 0]))
     with connect(hub_server.db) as conn:     # the first game was played a year ago
         conn.execute("UPDATE games SET finished = finished - interval '365 days' WHERE box_game = 1")
+        conn.execute("UPDATE rating_steps SET finished = g.finished FROM games g WHERE g.id = game_id")
     today = time.strftime("%Y-%m-%d", time.gmtime())
+    last_month = time.strftime("%Y-%m-%d", time.gmtime(time.time() - 30 * 86400))
+    everything = league(hub_server)["players"]
+    # The period's league: each player's rating after their last game in it,
+    # and the games they played in it.
     recent = league(hub_server, query=f"&from={today}")["players"]
-    assert recent[0]["name"] == "Ben" and all(p["games"] == 1 for p in recent)
+    assert recent == [dict(p, games=1) for p in everything]
+    old = league(hub_server, query=f"&to={last_month}")["players"]
+    assert old[0]["name"] == "Ann" and all(p["games"] == 1 for p in old)
+    assert old[0]["rating"] > old[1]["rating"] == old[2]["rating"]
+    assert league(hub_server, query="&to=2000-01-01")["players"] == []
     assert len(http(hub_server.port, "GET", "/api/players/Ann?to=2000-01-01")[2]["games"]) == 0
     status, _, html = http(hub_server.port, "GET", f"/league/third-man?from={today}")
     assert status == 200 and b"Ben" in html
