@@ -157,6 +157,7 @@ MIGRATIONS = [
         message   text NOT NULL,
         at        timestamptz NOT NULL DEFAULT now()
     );
+    ALTER TABLE tournaments ADD COLUMN seated_repeats integer, ADD COLUMN seated_exact boolean;
     """,
 ]
 

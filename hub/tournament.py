@@ -1,12 +1,19 @@
 """A tournament: one game, its registered players, rounds seated Swiss-style.
 
-* **Seating** (:func:`seat_round`): the players present this round are put in
-  Swiss order — tournament points, then league rating of the game, then name —
-  and tables are filled from the top: each table takes the first unseated
-  player, then again and again the unseated player who has met the table's
-  players least often in earlier rounds (the higher in the order among
-  equals).  So tables hold players of similar standing and rating, and repeat
-  opponents only when nothing else is possible.
+* **Seating** (:func:`seat_round`, :func:`seat_tables`): the players present
+  this round are put in Swiss order — tournament points, then league rating
+  of the game, then name — and split into tables so that, first, as few pairs
+  as possible meet again (exactly: the fewest repeat pairings of all
+  seatings), then tables hold players as close in that order as possible.
+  Two-player tables are a minimum-cost perfect matching (networkx's
+  ``max_weight_matching``, as Swiss pairing programs such as bbpPairings and
+  JaVaFo pair by weighted matching); larger tables a branch-and-bound search
+  over the partitions, exact unless it runs past :data:`SEARCH_LIMIT`
+  tables tried (then the best found, and ``seat`` says so).  The repeats
+  made are reported.
+* **Boxes**: each table is played at one of the tournament's boxes; a round
+  needing more tables than there are boxes is refused (``tournament boxes``
+  gives the tournament more).
 * **Table size**: the game's own (4 for The Third Man).  A game of 2 to N
   players gets tables of N or fewer, sized as evenly as its minimum allows.
 * **Byes**: the players who do not fill a table sit out, taken from the bottom
@@ -23,6 +30,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 
@@ -31,6 +39,7 @@ from companion import games as core_games
 from .db import HubError
 from .league import player_ids
 
+SEARCH_LIMIT = 200_000      # tables tried by the exhaustive search before it settles for its best
 BYE_POINTS = 1      # about a player's average share of a Third Man match's tokens
 
 
@@ -113,21 +122,107 @@ def seat_round(conn, tid: int) -> int:
         bottom_up = sorted(range(len(order)), key=lambda i: (byes_had.get(order[i]["id"], 0), -i))
         bye_ids = {order[i]["id"] for i in bottom_up[:sitting_out]}
         remaining = [p for p in order if p["id"] not in bye_ids]
-        met = _met(conn, tid)
         boxes = t["boxes"]
-        for number, size in enumerate(sizes, start=1):
-            table = [remaining.pop(0)]
-            while len(table) < size:
-                best = min(range(len(remaining)),
-                           key=lambda i: (sum(met.get(frozenset((remaining[i]["name"], q["name"])), 0) for q in table), i))
-                table.append(remaining.pop(best))
-            box = boxes[number - 1] if number <= len(boxes) else None
+        if len(sizes) > len(boxes):
+            raise HubError(f"round {nxt} needs {len(sizes)} tables for {len(order)} players, but the tournament "
+                           f"has {len(boxes)} box(es): give it more with 'companion hub tournament boxes {tid} "
+                           f"BOX1,BOX2,...'")
+        met = _met(conn, tid)
+        names = [p["name"] for p in remaining]
+        tables, repeats, exact = seat_tables(len(names), sizes,
+                                             lambda i, j: met.get(frozenset((names[i], names[j])), 0))
+        for number, table in enumerate(tables, start=1):
             conn.execute("INSERT INTO tournament_tables (tournament_id, round, tbl, box_id, players) "
-                         "VALUES (%s, %s, %s, %s, %s)", (tid, nxt, number, box, json.dumps([p["name"] for p in table])))
+                         "VALUES (%s, %s, %s, %s, %s)",
+                         (tid, nxt, number, boxes[number - 1], json.dumps([names[i] for i in table])))
         for pid in bye_ids:
             conn.execute("INSERT INTO tournament_byes VALUES (%s, %s, %s)", (tid, nxt, pid))
-        conn.execute("UPDATE tournaments SET round = %s WHERE id = %s", (nxt, tid))
+        conn.execute("UPDATE tournaments SET round = %s, seated_repeats = %s, seated_exact = %s WHERE id = %s",
+                     (nxt, repeats, exact, tid))
     return nxt
+
+
+def set_boxes(conn, tid: int, boxes: list[str]) -> None:
+    """The tournament's boxes, table 1, 2, ... from the next round seated."""
+    with conn.transaction():
+        _tournament(conn, tid)
+        known = {r["name"]: r["id"] for r in conn.execute(
+            "SELECT id, name FROM boxes WHERE name = ANY(%s) AND NOT revoked", (boxes,)).fetchall()}
+        missing = [b for b in boxes if b not in known]
+        if missing or not boxes:
+            raise HubError(f"no such box: {', '.join(missing)}" if missing else "give at least one box")
+        conn.execute("UPDATE tournaments SET boxes = %s WHERE id = %s", (json.dumps([known[b] for b in boxes]), tid))
+
+
+def seat_tables(n: int, sizes: list[int], met) -> tuple[list[list[int]], int, bool]:
+    """Split players ``0 … n-1`` (Swiss order) into tables of ``sizes``.
+
+    ``met(i, j)`` is how often i and j met before.  Returns ``(tables,
+    repeats, exact)``: the tables (each in Swiss order, the top table
+    first), the repeat pairings they hold (a pair that met twice counts
+    twice), and whether the search was exhaustive.  The seating minimises
+    the repeats, then the spread (the sum over tables of the distance in the
+    Swiss order between a table's first and last player)."""
+    weight = n * n + 1          # one repeat outweighs any spread
+
+    def cost(table) -> int:
+        return weight * sum(met(a, b) for a, b in itertools.combinations(table, 2)) + table[-1] - table[0]
+
+    if sizes and set(sizes) == {2}:
+        tables = _matching(n, met, weight)
+    else:
+        tables, complete = _search(list(range(n)), sorted(sizes), cost)
+        if tables is None:        # pragma: no cover  (the first descent always completes)
+            raise HubError("no seating found")
+    tables = sorted((sorted(t) for t in tables), key=lambda t: t[0])
+    repeats = sum(met(a, b) for t in tables for a, b in itertools.combinations(t, 2))
+    return tables, repeats, (True if set(sizes) == {2} else complete)
+
+
+def _matching(n: int, met, weight: int) -> list[list[int]]:
+    import networkx as nx
+
+    graph = nx.Graph()
+    top = weight * n * n
+    for i, j in itertools.combinations(range(n), 2):
+        graph.add_edge(i, j, weight=top - (weight * met(i, j) + j - i))
+    pairs = nx.max_weight_matching(graph, maxcardinality=True)
+    return [sorted(p) for p in pairs]
+
+
+def _search(players: list[int], sizes: list[int], cost):
+    """Branch and bound: the first unseated player's table is chosen among the
+    combinations of the others, nearest in order first (so the first seating
+    found is the plain Swiss one), pruned by the cost so far plus each
+    remaining table's least spread."""
+    best: list = [None, math.inf]
+    tried = [0]
+
+    def go(left, sizes_left, seated, so_far):
+        if not left:
+            if so_far < best[1]:
+                best[0], best[1] = list(seated), so_far
+            return
+        first, rest = left[0], left[1:]
+        for size in sorted(set(sizes_left)):
+            others = list(sizes_left)
+            others.remove(size)
+            floor = sum(s - 1 for s in others)
+            for combo in itertools.combinations(rest, size - 1):
+                if tried[0] >= SEARCH_LIMIT and best[0] is not None:
+                    return
+                tried[0] += 1
+                table = (first, *combo)
+                total = so_far + cost(table)
+                if total + floor >= best[1]:
+                    continue
+                taken = set(combo)
+                seated.append(list(table))
+                go([p for p in rest if p not in taken], others, seated, total)
+                seated.pop()
+
+    go(players, sizes, [], 0)
+    return best[0], tried[0] < SEARCH_LIMIT
 
 
 def _met(conn, tid: int) -> dict:
@@ -248,5 +343,6 @@ def view(conn, tid: int) -> dict:
     for b in byes:
         rounds.setdefault(b["round"], {"round": b["round"], "tables": [], "byes": []})["byes"].append(b["name"])
     return {"id": t["id"], "name": t["name"], "game": t["game"], "round": t["round"],
+            "repeats": t["seated_repeats"], "exact": t["seated_exact"],
             "rounds": [rounds[k] for k in sorted(rounds)], "standings": standings(conn, tid),
             "notices": notices(conn, tid)}
