@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 
 import psycopg
 from flask import Flask, Response, abort, jsonify, render_template, request
@@ -86,18 +87,72 @@ class Tables:
         return run()
 
 
+class Seatings:
+    """Wakes the boxes' long polls when a tournament round is seated.
+
+    ``tournament seat`` runs in the organiser's shell, another process: it
+    ends its transaction with ``NOTIFY companion_seating``, and one thread
+    here LISTENs on a connection of its own (reopened if it breaks).  A
+    waiting box looks at its assignment again at each notice, and every
+    :data:`RECHECK` seconds in case a notice was lost while reconnecting."""
+
+    RECHECK = 5.0
+
+    def __init__(self, url: str, waiters: int = 128):
+        self.url = url
+        self._cond = threading.Condition()
+        self.version = 0
+        self.closed = False
+        self.slots = threading.BoundedSemaphore(waiters)
+        self._thread = threading.Thread(target=self._listen, name="hub-seatings", daemon=True)
+        self._thread.start()
+
+    def _listen(self) -> None:
+        failures = 0
+        while not self.closed:
+            try:
+                with psycopg.connect(self.url, autocommit=True, connect_timeout=10) as conn:
+                    conn.execute("LISTEN companion_seating")
+                    failures = 0
+                    self.ring()                 # anything seated while we were away
+                    while not self.closed:
+                        for _ in conn.notifies(timeout=1.0, stop_after=1):
+                            self.ring()
+            except psycopg.Error as exc:
+                failures += 1
+                log.warning("seating notices: %s", str(exc).strip().splitlines()[0] if str(exc).strip() else exc)
+                time.sleep(min(30.0, 0.5 * 2 ** min(failures, 6)))
+
+    def ring(self) -> None:
+        with self._cond:
+            self.version += 1
+            self._cond.notify_all()
+
+    def wait(self, seen: int, timeout: float) -> int:
+        """Wait until a notice after ``seen`` (or ``timeout``); return the version."""
+        with self._cond:
+            self._cond.wait_for(lambda: self.closed or self.version > seen, timeout=timeout)
+            return self.version
+
+    def close(self) -> None:
+        with self._cond:
+            self.closed = True
+            self._cond.notify_all()
+
+
 def _sse(event: str, data) -> bytes:
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
 
 
-def create_app(url: str, *, pool_size: int = 8, streams: int = 64) -> Flask:
+def create_app(url: str, *, pool_size: int = 8, streams: int = 64, waiters: int = 128) -> Flask:
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = MAX_BODY
     with connect(url) as conn:
         migrate(conn)
     pool = Pool(url, pool_size)
     tables = Tables(streams)
-    app.extensions["hub"] = {"pool": pool, "tables": tables}
+    seatings = Seatings(url, waiters)
+    app.extensions["hub"] = {"pool": pool, "tables": tables, "seatings": seatings}
 
     def db():
         return pool.connection()
@@ -184,9 +239,37 @@ def create_app(url: str, *, pool_size: int = 8, streams: int = 64) -> Flask:
 
     @app.get("/api/box/assignment")
     def box_assignment():
+        """The box's assignment; with ``?wait=S&known=K`` a long poll: the
+        answer comes as soon as the assignment is no longer the one named
+        ``K`` (``tournament/round/table``, or ``none``), or after S seconds
+        (at most 30).  No database connection is held while waiting."""
+        try:
+            wait = min(30.0, max(0.0, float(request.args.get("wait", 0))))
+        except ValueError:
+            raise ApiRefusal(400, "'wait' is a number of seconds") from None
+        if wait != wait:        # NaN
+            raise ApiRefusal(400, "'wait' is a number of seconds")
+        known = request.args.get("known", "")
         with db() as conn:
             box = box_auth(conn)
-            return jsonify({"assignment": tournament.assignment(conn, box["id"])})
+            current = tournament.assignment(conn, box["id"])
+        if wait <= 0 or _offer_name(current) != known or not seatings.slots.acquire(blocking=False):
+            return jsonify({"assignment": current})
+        try:
+            end = time.monotonic() + wait
+            seen = seatings.version
+            while not seatings.closed:
+                left = end - time.monotonic()
+                if left <= 0:
+                    break
+                seen = seatings.wait(seen, min(left, Seatings.RECHECK))
+                with db() as conn:
+                    current = tournament.assignment(conn, box["id"])
+                if _offer_name(current) != known:
+                    break
+        finally:
+            seatings.slots.release()
+        return jsonify({"assignment": current})
 
     # -- league --------------------------------------------------------------------
     @app.get("/api/league")
@@ -299,6 +382,13 @@ def create_app(url: str, *, pool_size: int = 8, streams: int = 64) -> Flask:
     return app
 
 
+def _offer_name(assignment) -> str:
+    """``tournament/round/table`` of an assignment, ``none`` without one (the long poll's ``known``)."""
+    if not assignment:
+        return "none"
+    return f"{assignment['tournament']}/{assignment['round']}/{assignment['table']}"
+
+
 def _error(status: int, text: str):
     if request.path.startswith("/api/"):
         return jsonify({"error": text}), status
@@ -321,4 +411,5 @@ class ApiRefusal(Exception):
 def close(app: Flask) -> None:
     hub = app.extensions["hub"]
     hub["tables"].close()
+    hub["seatings"].close()
     hub["pool"].close()

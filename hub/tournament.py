@@ -139,6 +139,7 @@ def seat_round(conn, tid: int) -> int:
             conn.execute("INSERT INTO tournament_byes VALUES (%s, %s, %s)", (tid, nxt, pid))
         conn.execute("UPDATE tournaments SET round = %s, seated_repeats = %s, seated_exact = %s WHERE id = %s",
                      (nxt, repeats, exact, tid))
+        conn.execute("NOTIFY companion_seating")      # the hub wakes the boxes' long polls at commit
     return nxt
 
 
