@@ -230,6 +230,13 @@ def test_live_tables_are_pushed_to_the_big_screen(hub_server):
         assert event == "table" and data["state"]["scores"] == [14, 1, -8, 0]
     finally:
         client.close()
+    from hub.db import connect
+    from test_web_support import wait_until
+
+    def stored():        # the screens are told first; the row follows (the newest state)
+        with connect(hub_server.db) as conn:
+            return conn.execute("SELECT state FROM boxes WHERE name = 'table-1'").fetchone()["state"]
+    assert wait_until(lambda: stored() == moved, 10)
     assert http(hub_server.port, "PUT", "/api/box/state", {"state": 3}, auth)[0] == 400
     status, _, html = http(hub_server.port, "GET", "/tables")
     assert status == 200 and b"tables.js" in html
@@ -279,3 +286,33 @@ def test_the_core_and_the_box_feeder_import_no_database_client():
             "print(sorted(m for m in ('psycopg', 'openskill', 'flask') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr
+
+
+def test_hostile_input_gets_a_clear_4xx_never_a_503(hub_server):
+    key = add_box(hub_server.db, "t")
+    auth = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+    for query in ("from=0001-01-01", "from=9999-12-31", "to=9999-12-31", "from=2000-01-01%00", "to=+20000-01-01",
+                  "from=%ED%A0%80", "from=2024-02-30"):
+        status, _, body = http(hub_server.port, "GET", f"/api/league?game=third-man&{query}")
+        assert status == 400 and ("YYYY-MM-DD" in body["error"] or "address holds" in body["error"]), (query, body)
+    for path in ("/api/players/A%00B", "/api/players/%ED%A0%80", "/league/third-man?from=1-1-1",
+                 "/api/box/assignment?wait=nan"):
+        assert 400 <= http(hub_server.port, "GET", path, headers=auth)[0] < 500, path
+    deep = b"[" * 100_000 + b"]" * 100_000
+    nested = {"from": 0, "lines": [{"type": "x", "a": json.loads("[" * 40 + "]" * 40)}]}
+    bodies = [deep, json.dumps(nested).encode(), b'{"from": 0, "lines": [{"type": "new_game", "game": "a\\u0000"}]}',
+              b'{"from": 0, "lines": [{"type": "new_game", "game": "\\ud800"}]}', b'{"from": NaN, "lines": []}',
+              b'{"from": 0, "lines": [{"type": "bid", "card": 1e400}]}', b"\xff\xfe"]
+    for raw in bodies:
+        status, _, answer = http(hub_server.port, "POST", "/api/box/games/1/lines", raw, auth)
+        assert status == 400 and answer["error"].startswith("the body"), (raw[:40], status, answer)
+        status, _, answer = http(hub_server.port, "PUT", "/api/box/state", raw, auth)
+        assert status == 400 and answer["error"].startswith("the body"), (raw[:40], status, answer)
+    status, _, answer = http(hub_server.port, "PUT", "/api/box/state",
+                             {"game": 1, "state": {"players": ["A\u0000"]}}, auth)
+    assert status == 400 and "NUL" in answer["error"]
+    # A player name holding NUL, sent as a game: refused, nothing stored.
+    line = {"type": "new_game", "game": "third-man", "players": ["A\u0000", "B", "C", "D"]}
+    status, _, answer = http(hub_server.port, "POST", "/api/box/games/1/lines", {"from": 0, "lines": [line]}, auth)
+    assert status == 400
+    assert league(hub_server)["players"] == []
