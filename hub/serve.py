@@ -49,8 +49,9 @@ class HubServer:
     def stop(self) -> None:
         if not self._stopping.is_set():
             self._stopping.set()
-            self.app.extensions["hub"]["tables"].close()
-            self.app.extensions["hub"]["seatings"].close()
+            for part in ("tables", "seatings"):
+                if part in self.app.extensions["hub"]:
+                    self.app.extensions["hub"][part].close()
 
 
 def serve(url: str, host: str, port: int) -> int:
