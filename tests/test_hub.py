@@ -316,3 +316,23 @@ def test_hostile_input_gets_a_clear_4xx_never_a_503(hub_server):
     status, _, answer = http(hub_server.port, "POST", "/api/box/games/1/lines", {"from": 0, "lines": [line]}, auth)
     assert status == 400
     assert league(hub_server)["players"] == []
+
+
+def test_migration_two_fills_the_rating_steps_of_an_older_hub(hub_server):
+    """A hub of schema 1 upgraded: each step gets its game, place, date and
+    running count, the same as this version writes them."""
+    from hub.db import connect, migrate
+
+    key = add_box(hub_server.db, "t")
+    for n, tokens in enumerate(([3, 0, 0, 0], [0, 3, 0, 0], [1, 0, 3, 2]), start=1):
+        assert post(hub_server, key, n, 0, third_man_log(P4, tokens))[0] == 200
+    query = "SELECT * FROM rating_steps ORDER BY game_id, player_id"
+    with connect(hub_server.db) as conn:
+        written = conn.execute(query).fetchall()
+        conn.execute("ALTER TABLE rating_steps DROP COLUMN game, DROP COLUMN seq, DROP COLUMN n, DROP COLUMN finished")
+        conn.execute("DROP TABLE tournament_notices")
+        conn.execute("ALTER TABLE tournaments DROP COLUMN seated_repeats, DROP COLUMN seated_exact")
+        conn.execute("UPDATE schema_version SET version = 1")
+        assert migrate(conn) == 2
+        assert conn.execute(query).fetchall() == written
+    assert [p["games"] for p in league(hub_server, query="&from=2000-01-01")["players"]] == [3, 3, 3, 3]

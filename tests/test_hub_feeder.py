@@ -347,3 +347,20 @@ def test_a_seated_table_reaches_an_idle_box_at_once(hub_server, boxes):
         tournament.seat_round(conn, tid)
     assert wait_until(lambda: box.feeder.status()["offer"] is not None, 10), box.feeder.status()
     assert box.feeder.status()["offer"]["players"] == ["Eve", "Fay", "Gus", "Hal"]
+
+
+def test_a_log_changed_other_than_by_growing_replaces_the_hubs_copy(hub_server, boxes):
+    """Should a stored log change in place (a store rewritten), the box sees
+    that the hub's lines are no longer a prefix of its own and sends the
+    whole log with ``replace``."""
+    box = boxes(hub_url(hub_server), add_box(hub_server.db, "one"), rescan=0.2)
+    box.play(third_man_log(P4, [3, 0, 0, 0]))
+    assert wait_until(lambda: games_played(hub_server) == 1 and league(hub_server)[0]["name"] == "Ann", 15)
+    assert wait_until(lambda: box.feeder.status()["behind"]["games"] == 0, 10)
+    gid = box.session.game_id
+    other = [dump_action(a) for a in third_man_log(P4, [0, 3, 0, 0])]
+    box.store.rewrite(gid, other)
+    box.store.db.execute("UPDATE games SET updated = updated + 1 WHERE id = ?", (gid,))
+    box.feeder.wake()
+    assert wait_until(lambda: league(hub_server)[0]["name"] == "Ben", 15), league(hub_server)
+    assert games_played(hub_server) == 1
