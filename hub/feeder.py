@@ -184,10 +184,16 @@ class Feeder:
             with self._lock:
                 known = _offer_name(self.assignment)
             try:
+                asked = time.monotonic()
                 answer = self._request("GET", f"/api/box/assignment?wait={LISTEN_S:g}&known={known}", None,
                                        timeout=LISTEN_S + self.timeout)
                 self._note_assignment(answer)
                 failures = 0
+                fresh = answer.get("assignment") if isinstance(answer, dict) else None
+                if time.monotonic() - asked < 1.0 and _offer_name(fresh) == known:
+                    # An answer at once with nothing new: a hub that does not
+                    # hold long polls (an older one, or its waiters all taken).
+                    self._stop.wait(5.0)
             except Exception as exc:        # the worker reports the hub's state; here only wait
                 failures += 1
                 wait = min(self.max_backoff, self.min_backoff * 2 ** (failures - 1))

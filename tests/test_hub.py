@@ -336,3 +336,44 @@ def test_migration_two_fills_the_rating_steps_of_an_older_hub(hub_server):
         assert migrate(conn) == 2
         assert conn.execute(query).fetchall() == written
     assert [p["games"] for p in league(hub_server, query="&from=2000-01-01")["players"]] == [3, 3, 3, 3]
+
+
+def test_the_live_path_never_waits_behind_the_catch_up(hub_server):
+    """Every connection of the boxes' pool taken (boxes catching up after an
+    outage): a box's table still reaches the big screen, and its newest
+    state is the one stored."""
+    from test_web_support import SSEClient, wait_until
+
+    key = add_box(hub_server.db, "table-1")
+    auth = {"Authorization": f"Bearer {key}"}
+    pool = hub_server.app.extensions["hub"]["pool"]
+    client = SSEClient(hub_server.port, "/api/tables/events")
+    taken, release = [], threading.Event()
+
+    def hold():
+        with pool.connection():
+            taken.append(1)
+            release.wait(30)
+    holders = [threading.Thread(target=hold, daemon=True) for _ in range(8)]     # the pool's size (create_app)
+    for t in holders:
+        t.start()
+    try:
+        assert client.next_event(5)[0] == "tables"
+        assert wait_until(lambda: len(taken) == 8, 10)
+        stuck = []
+        threading.Thread(target=lambda: stuck.append(post(hub_server, key, 1, 0, third_man_log(P4, [3, 0, 0, 0]))),
+                         daemon=True).start()
+        for n in range(5):
+            status, _, _ = http(hub_server.port, "PUT", "/api/box/state", {"game": 1, "state": {"n": n}}, auth)
+            assert status == 200
+            event, data = client.next_event(5)[:2]
+            assert event == "table" and data["state"] == {"n": n}
+        assert stuck == []                  # the catch-up post is still waiting for a connection
+        status, _, body = http(hub_server.port, "GET", "/api/tables")
+        assert status == 200 and body["tables"][0]["state"] == {"n": 4}
+    finally:
+        release.set()
+        client.close()
+    for t in holders:
+        t.join(10)
+    assert wait_until(lambda: len(stuck) == 1, 10) and stuck[0][0] == 200
