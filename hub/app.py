@@ -27,6 +27,7 @@ from .db import HubError, Pool, box_for_key, connect, migrate
 log = logging.getLogger("companion.hub")
 
 MAX_BODY = 4 * 1024 * 1024
+PAGE_ROWS = 500     # a league page's rows (the API's JSON holds every player)
 MAX_DEPTH = 32      # JSON nesting: a game's line is 3 deep, a public state a few more
 KEY_TTL = 5.0       # seconds a box key stays cached for the live path (a revoked key: refused after that)
 KEPT = 256          # changes kept for the screens' streams
@@ -440,7 +441,8 @@ def create_app(url: str, *, pool_size: int = 8, streams: int = 64, waiters: int 
             raise ApiRefusal(400, f"unknown game {game!r} (one of {', '.join(core_games.MODULES)})")
         start, end = dates()
         with db() as conn:
-            return jsonify({"game": game, "players": league.standings(conn, game, start, end)})
+            players = league.standings_json(conn, game, start, end)
+        return Response('{"game": %s, "players": %s}' % (json.dumps(game), players), mimetype="application/json")
 
     @app.get("/api/players/<path:name>")
     def api_player(name):
@@ -501,9 +503,10 @@ def create_app(url: str, *, pool_size: int = 8, streams: int = 64, waiters: int 
         if game not in core_games.MODULES:
             abort(404)
         start, end = dates()
-        with db() as conn:
-            players = league.standings(conn, game, start, end)
-        return render_template("league.html", game=game, title=titles().get(game, game), players=players,
+        with db() as conn:      # the page shows the first PAGE_ROWS (the API has them all)
+            players = league.standings(conn, game, start, end, limit=PAGE_ROWS + 1)
+        return render_template("league.html", game=game, title=titles().get(game, game),
+                               players=players[:PAGE_ROWS], more=len(players) > PAGE_ROWS,
                                start=request.args.get("from", ""), end=request.args.get("to", ""))
 
     @app.get("/players/<path:name>")

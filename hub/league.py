@@ -277,30 +277,46 @@ def _day(text: str) -> date:
     return day
 
 
-def standings(conn, game: str, start=None, end=None) -> list[dict]:
-    """Best first: ``[{"name", "rating", "games"}]``.
+_UNDATED = ("SELECT p.name, r.rating, r.games FROM ratings r JOIN players p ON p.id = r.player_id "
+             "WHERE r.game = %(game)s")
+_DATED = (
+    "SELECT p.name, hi.rating, hi.n - COALESCE(lo.n, 0) AS games FROM ratings r "
+    "JOIN players p ON p.id = r.player_id "
+    "CROSS JOIN LATERAL (SELECT rating, n FROM rating_steps s WHERE s.game = r.game AND s.player_id = r.player_id "
+    "  AND (%(hi)s::timestamptz IS NULL OR s.finished < %(hi)s) ORDER BY s.finished DESC, s.seq DESC LIMIT 1) hi "
+    "LEFT JOIN LATERAL (SELECT n FROM rating_steps s WHERE s.game = r.game AND s.player_id = r.player_id "
+    "  AND s.finished < %(lo)s ORDER BY s.finished DESC, s.seq DESC LIMIT 1) lo ON true "
+    "WHERE r.game = %(game)s AND hi.n - COALESCE(lo.n, 0) > 0")
 
-    Without dates: the kept current ratings (one index scan).  With
+
+def _standings_sql(game: str, start, end) -> tuple[str, dict]:
+    """Without dates: the kept current ratings (one index scan).  With
     ``start``/``end``: the league as it stood at the end of the period, among
     the players who played in it — each player's rating after their last
     game before ``end`` and their number of games in the period, read from
     the kept steps with two index probes per player (bounded, whatever the
     number of games)."""
     if start is None and end is None:
-        rows = conn.execute(
-            "SELECT p.name, r.rating, r.games FROM ratings r JOIN players p ON p.id = r.player_id "
-            "WHERE r.game = %s ORDER BY r.rating DESC, p.name", (game,)).fetchall()
-        return [{"name": r["name"], "rating": round(r["rating"], 3), "games": r["games"]} for r in rows]
-    rows = conn.execute(
-        "SELECT p.name, hi.rating, hi.n - COALESCE(lo.n, 0) AS games FROM ratings r "
-        "JOIN players p ON p.id = r.player_id "
-        "CROSS JOIN LATERAL (SELECT rating, n FROM rating_steps s WHERE s.game = r.game AND s.player_id = r.player_id "
-        "  AND (%(hi)s::timestamptz IS NULL OR s.finished < %(hi)s) ORDER BY s.finished DESC, s.seq DESC LIMIT 1) hi "
-        "LEFT JOIN LATERAL (SELECT n FROM rating_steps s WHERE s.game = r.game AND s.player_id = r.player_id "
-        "  AND s.finished < %(lo)s ORDER BY s.finished DESC, s.seq DESC LIMIT 1) lo ON true "
-        "WHERE r.game = %(game)s AND hi.n - COALESCE(lo.n, 0) > 0 ORDER BY hi.rating DESC, p.name",
-        {"game": game, "lo": start, "hi": end}).fetchall()
+        return _UNDATED, {"game": game}
+    return _DATED, {"game": game, "lo": start, "hi": end}
+
+
+def standings(conn, game: str, start=None, end=None, limit: int | None = None) -> list[dict]:
+    """Best first: ``[{"name", "rating", "games"}]`` (see :func:`_standings_sql`)."""
+    sql, params = _standings_sql(game, start, end)
+    rows = conn.execute(f"{sql} ORDER BY 2 DESC, 1 {'LIMIT %(limit)s' if limit else ''}",
+                        {**params, "limit": limit}).fetchall()
     return [{"name": r["name"], "rating": round(r["rating"], 3), "games": r["games"]} for r in rows]
+
+
+def standings_json(conn, game: str, start=None, end=None) -> str:
+    """The same standings as a JSON array built by PostgreSQL: the API's
+    answer costs the hub's Python (and its GIL, shared with the big screen)
+    almost nothing, whatever the number of players."""
+    sql, params = _standings_sql(game, start, end)
+    return conn.execute(
+        "SELECT coalesce(json_agg(json_build_object('name', s.name, 'rating', round(s.rating::numeric, 3), "
+        f"'games', s.games) ORDER BY s.rating DESC, s.name), '[]')::text AS j FROM ({sql}) s", params).fetchone()["j"]
 
 
 def player_page(conn, name: str, start=None, end=None):

@@ -377,3 +377,15 @@ def test_the_live_path_never_waits_behind_the_catch_up(hub_server):
     for t in holders:
         t.join(10)
     assert wait_until(lambda: len(stuck) == 1, 10) and stuck[0][0] == 200
+
+
+def test_a_league_page_shows_a_bounded_number_of_rows(hub_server, monkeypatch):
+    import hub.app
+
+    key = add_box(hub_server.db, "t")
+    post(hub_server, key, 1, 0, third_man_log(P4, [3, 2, 1, 0]))
+    monkeypatch.setattr(hub.app, "PAGE_ROWS", 2)
+    status, _, html = http(hub_server.port, "GET", "/league/third-man?lang=en")
+    assert status == 200 and b"Ann" in html and b"Ben" in html and b"Dan" not in html
+    assert b"Only the first 2 players are shown here." in html
+    assert len(league(hub_server)["players"]) == 4                  # the API has them all
