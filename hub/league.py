@@ -158,9 +158,12 @@ def settle(conn, game_row: int, old_kind: str, old_seq: int | None, game: str, p
             record_finish(conn, game_row, game, public)
             return True
         return False
-    lock_game_kind(conn, old_kind)
-    if game != old_kind:
-        lock_game_kind(conn, game)
+    if finished:
+        # New names first, as record_finish does: a player row another
+        # transaction is inserting is waited for before the kind's lock.
+        player_ids(conn, public.get("players") or [])
+    for kind in sorted({old_kind, game}):       # one order everywhere: no deadlock between kinds
+        lock_game_kind(conn, kind)
     if finished and game == old_kind:
         old = [(r["name"], r["rank"]) for r in conn.execute(
             "SELECT p.name, s.rank FROM seats s JOIN players p ON p.id = s.player_id WHERE s.game_id = %s "

@@ -162,3 +162,34 @@ def test_a_tournament_result_follows_the_table_and_a_closed_round_is_flagged(hub
     assert out.returncode == 0 and "after the round was closed" in out.stdout, out.stdout + out.stderr
     status, _, html = http(hub_server.port, "GET", f"/tournaments/{tid}")
     assert status == 200 and b"after the round was closed" in html
+
+
+def test_take_backs_from_boxes_at_once_keep_the_ratings_of_a_rerate(hub_server):
+    """Three boxes post finishes and take-backs at the same time (shared
+    players, new names among them): every post lands, and the ratings are
+    still those of a from-scratch rerate."""
+    import threading
+
+    names = ["Ann", "Ben", "Chloé", "Dan", "Eve", "Fay"]
+    keys = [add_box(hub_server.db, f"c{i}") for i in range(3)]
+    failures = []
+
+    def box(i):
+        rng = random.Random(100 + i)
+        for number in range(1, 6):
+            players = rng.sample(names + [f"New {i}-{number}"], 4)
+            tokens = rng.choice([[3, 2, 1, 0], [0, 3, 1, 1], [1, 0, 3, 2]])
+            first = third_man_log(players, tokens)
+            final = public_log(third_man_retaken(players, tokens, rng.randrange(4), redo=rng.random() < 0.7))
+            for start, lines in ((0, first), (len(first), final[len(first):])):
+                status, _, body = post(hub_server, keys[i], number, start, lines)
+                if status != 200:
+                    failures.append((status, body))
+    threads = [threading.Thread(target=box, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+    before = snapshot(hub_server.db)
+    assert rerated(hub_server.db) == before
