@@ -86,6 +86,8 @@ class Tables:
                             fresh = list(self._latest.values())
                         else:
                             fresh = [p for v, p in self._events if v > seen]
+                            # a box that changed twice since: its newest state only
+                            fresh = list({p.get("box"): p for p in fresh}.values())
                         seen = self.version
                     if not fresh:
                         yield b": keep-alive\n\n"

@@ -160,6 +160,8 @@ def _show_text(view: dict) -> list[str]:
            f"  {'#':>3}  {'Player':<24} {'Points':>6} {'Wins':>5} {'Played':>6} {'Byes':>5}"]
     for i, s in enumerate(view["standings"], start=1):
         out.append(f"  {i:>3}  {s['name']:<24} {s['points']:>6} {s['wins']:>5} {s['played']:>6} {s['byes']:>5}")
+    if view.get("notices"):
+        out.append("")
     for n in view.get("notices", []):
         what = "changed" if n["finished"] else "was taken back"
         out.append(f"  ! Round {n['round']}, table {n['table']}: the result {what} after the round was closed "
