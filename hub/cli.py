@@ -11,6 +11,8 @@
     companion hub tournament seat T [--json] --db URL     (seat the next round)
     companion hub tournament show T [--json] --db URL
     companion hub tournament boxes T B1,B2,... --db URL   (the boxes of tables 1, 2, ...)
+    companion hub tournament result T TABLE --order A,B,C,D [--points 3,2,1,0] --db URL
+                                                (a table played without a box)
 
 Organiser actions are commands, not web pages: whoever may run them has the
 database URL, which is the organiser's credential (no second secret to keep).
@@ -58,6 +60,14 @@ def add_parser(sub) -> None:
         p = with_db(tc.add_parser(name))
         p.add_argument("tournament", type=int)
         p.add_argument("--json", action="store_true", help="print JSON for scripts")
+        if name == "seat":
+            p.add_argument("--without-boxes", action="store_true",
+                           help="seat tables beyond the boxes too (their results entered with 'result')")
+    res = with_db(tc.add_parser("result", help="enter the result of a table played without a box"))
+    res.add_argument("tournament", type=int)
+    res.add_argument("table", type=int)
+    res.add_argument("--order", required=True, help="the table's players, best first, comma-separated")
+    res.add_argument("--points", help="their tournament points, comma-separated (default: placing points)")
     b = with_db(tc.add_parser("boxes", help="the tournament's boxes, table 1, 2, ... (from the next round)"))
     b.add_argument("tournament", type=int)
     b.add_argument("boxes", help="box names, comma-separated")
@@ -93,7 +103,7 @@ def run(args) -> int:
 
 def _organiser(conn, args) -> int:
     from . import league, tournament
-    from .db import add_box, revoke_box
+    from .db import HubError, add_box, revoke_box
 
     cmd = args.hub_command
     if cmd == "add-box":
@@ -122,8 +132,16 @@ def _organiser(conn, args) -> int:
             names = [x.strip() for x in args.boxes.split(",") if x.strip()]
             tournament.set_boxes(conn, args.tournament, names)
             print(f"Tournament {args.tournament}: tables 1 to {len(names)} at {', '.join(names)}.")
+        elif args.t_command == "result":
+            order = [x.strip() for x in args.order.split(",") if x.strip()]
+            try:
+                points = [int(x) for x in args.points.split(",")] if args.points else None
+            except ValueError:
+                raise HubError("--points are whole numbers, comma-separated") from None
+            tournament.enter_result(conn, args.tournament, args.table, order, points)
+            print(f"Table {args.table}: {', '.join(order)} (best first) entered.")
         elif args.t_command == "seat":
-            tournament.seat_round(conn, args.tournament)
+            tournament.seat_round(conn, args.tournament, args.without_boxes)
             view = tournament.view(conn, args.tournament)
             if args.json:
                 print(json.dumps({"round": view["rounds"][-1], "repeats": view["repeats"], "exact": view["exact"]},
@@ -143,8 +161,12 @@ def _round_text(view: dict, rnd: dict) -> list[str]:
     """A round's seating as the organiser reads it: a table per block, seats from 1."""
     out = [f"Round {rnd['round']} of {view['name']} ({view['game']})"]
     for t in rnd["tables"]:
-        state = "finished" if t["done"] else "playing"
-        out.append(f"  Table {t['table']} at {t['box'] or '(no box)'} — {state}")
+        if t.get("entered"):
+            state = f"finished (entered: {', '.join(t['entered'])})"
+        else:
+            state = "finished" if t["done"] else "playing"
+        where = f"at {t['box']}" if t["box"] else "without a box (enter its result: tournament result)"
+        out.append(f"  Table {t['table']} {where} — {state}")
         for seat, name in enumerate(t["players"], start=1):
             out.append(f"    seat {seat}: {name}")
     if rnd["byes"]:

@@ -158,6 +158,15 @@ MIGRATIONS = [
         at        timestamptz NOT NULL DEFAULT now()
     );
     ALTER TABLE tournaments ADD COLUMN seated_repeats integer, ADD COLUMN seated_exact boolean;
+    CREATE TABLE tournament_results (
+        tournament_id integer NOT NULL REFERENCES tournaments(id),
+        round     integer NOT NULL,
+        tbl       integer NOT NULL,
+        players   jsonb NOT NULL,
+        points    jsonb NOT NULL,
+        entered   timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (tournament_id, round, tbl)
+    );
     """,
 ]
 

@@ -13,7 +13,10 @@
   made are reported.
 * **Boxes**: each table is played at one of the tournament's boxes; a round
   needing more tables than there are boxes is refused (``tournament boxes``
-  gives the tournament more).
+  gives the tournament more), unless seated ``--without-boxes``: the tables
+  beyond the boxes are played on paper and the organiser enters each one's
+  finishing order (:func:`enter_result`, ``tournament result``).  Such a
+  result counts in the tournament, not in the league (no game log).
 * **Table size**: the game's own (4 for The Third Man).  A game of 2 to N
   players gets tables of N or fewer, sized as evenly as its minimum allows.
 * **Byes**: the players who do not fill a table sit out, taken from the bottom
@@ -93,14 +96,16 @@ def table_sizes(game, n: int) -> list[int]:
     return [base + 1 if i < extra else base for i in range(tables)]
 
 
-def seat_round(conn, tid: int) -> int:
+def seat_round(conn, tid: int, without_boxes: bool = False) -> int:
     """Seat the next round; returns its number.  The current round must be complete."""
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(7216003, %s)", (tid,))
         t = _tournament(conn, tid)
         open_tables = conn.execute(
             "SELECT count(*) AS n FROM tournament_tables tt LEFT JOIN games g ON g.id = tt.game_id "
-            "WHERE tt.tournament_id = %s AND tt.round = %s AND g.finish_seq IS NULL", (tid, t["round"])).fetchone()["n"]
+            "LEFT JOIN tournament_results tr ON (tr.tournament_id, tr.round, tr.tbl) = (tt.tournament_id, tt.round, tt.tbl) "
+            "WHERE tt.tournament_id = %s AND tt.round = %s AND g.finish_seq IS NULL AND tr.tbl IS NULL",
+            (tid, t["round"])).fetchone()["n"]
         if open_tables:
             raise HubError(f"round {t['round']} still has {open_tables} table(s) without a result")
         game = core_games.get(t["game"])
@@ -123,10 +128,11 @@ def seat_round(conn, tid: int) -> int:
         bye_ids = {order[i]["id"] for i in bottom_up[:sitting_out]}
         remaining = [p for p in order if p["id"] not in bye_ids]
         boxes = t["boxes"]
-        if len(sizes) > len(boxes):
+        if len(sizes) > len(boxes) and not without_boxes:
             raise HubError(f"round {nxt} needs {len(sizes)} tables for {len(order)} players, but the tournament "
                            f"has {len(boxes)} box(es): give it more with 'companion hub tournament boxes {tid} "
-                           f"BOX1,BOX2,...'")
+                           f"BOX1,BOX2,...', or seat with --without-boxes and enter the other tables' results "
+                           f"with 'companion hub tournament result'")
         met = _met(conn, tid)
         names = [p["name"] for p in remaining]
         tables, repeats, exact = seat_tables(len(names), sizes,
@@ -134,13 +140,39 @@ def seat_round(conn, tid: int) -> int:
         for number, table in enumerate(tables, start=1):
             conn.execute("INSERT INTO tournament_tables (tournament_id, round, tbl, box_id, players) "
                          "VALUES (%s, %s, %s, %s, %s)",
-                         (tid, nxt, number, boxes[number - 1], json.dumps([names[i] for i in table])))
+                         (tid, nxt, number, boxes[number - 1] if number <= len(boxes) else None,
+                          json.dumps([names[i] for i in table])))
         for pid in bye_ids:
             conn.execute("INSERT INTO tournament_byes VALUES (%s, %s, %s)", (tid, nxt, pid))
         conn.execute("UPDATE tournaments SET round = %s, seated_repeats = %s, seated_exact = %s WHERE id = %s",
                      (nxt, repeats, exact, tid))
         conn.execute("NOTIFY companion_seating")      # the hub wakes the boxes' long polls at commit
     return nxt
+
+
+def enter_result(conn, tid: int, table: int, order: list[str], points: list[int] | None = None) -> None:
+    """The organiser's result for a table of the current round played
+    without a box: its players in finishing order (best first) and, if
+    given, the tournament points of each (else placing points)."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(7216003, %s)", (tid,))
+        t = _tournament(conn, tid)
+        row = conn.execute("SELECT players, box_id, game_id FROM tournament_tables WHERE tournament_id = %s "
+                           "AND round = %s AND tbl = %s", (tid, t["round"], table)).fetchone()
+        if row is None:
+            raise HubError(f"round {t['round']} has no table {table}")
+        if row["box_id"] is not None:
+            raise HubError(f"table {table} plays at a box: its result comes from the box")
+        if sorted(order) != sorted(row["players"]) or len(set(order)) != len(order):
+            raise HubError(f"table {table}'s players are {', '.join(row['players'])}: give each once, best first")
+        if points is None:
+            points = [len(order) - 1 - i for i in range(len(order))]
+        if len(points) != len(order) or any(p < 0 or p > 1000 for p in points):
+            raise HubError(f"give {len(order)} points (0 to 1000), one per player in the order given")
+        conn.execute("INSERT INTO tournament_results (tournament_id, round, tbl, players, points) "
+                     "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (tournament_id, round, tbl) DO UPDATE "
+                     "SET players = EXCLUDED.players, points = EXCLUDED.points, entered = now()",
+                     (tid, t["round"], table, json.dumps(order), json.dumps(points)))
 
 
 def set_boxes(conn, tid: int, boxes: list[str]) -> None:
@@ -319,6 +351,13 @@ def standings(conn, tid: int) -> list[dict]:
             entry["points"] += _points(s["public"], s["seat"], s["rank"], len(seats), ranks)
             entry["played"] += 1
             entry["wins"] += int(s["rank"] == 1)
+    for r in conn.execute("SELECT players, points FROM tournament_results WHERE tournament_id = %s",
+                          (tid,)).fetchall():
+        for place, (name, points) in enumerate(zip(r["players"], r["points"])):
+            entry = out.setdefault(name, {"name": name, "points": 0, "played": 0, "wins": 0, "byes": 0})
+            entry["points"] += points
+            entry["played"] += 1
+            entry["wins"] += int(place == 0)
     for r in conn.execute("SELECT p.name FROM tournament_byes b JOIN players p ON p.id = b.player_id "
                           "WHERE b.tournament_id = %s", (tid,)).fetchall():
         out[r["name"]]["byes"] += 1
@@ -330,8 +369,9 @@ def view(conn, tid: int) -> dict:
     """Everything the tournament page shows."""
     t = _tournament(conn, tid)
     tables = conn.execute(
-        "SELECT tt.round, tt.tbl, tt.players, tt.game_id, b.name AS box, g.public, g.finish_seq "
-        "FROM tournament_tables tt "
+        "SELECT tt.round, tt.tbl, tt.players, tt.game_id, b.name AS box, g.public, g.finish_seq, "
+        "tr.players AS entered FROM tournament_tables tt "
+        "LEFT JOIN tournament_results tr ON (tr.tournament_id, tr.round, tr.tbl) = (tt.tournament_id, tt.round, tt.tbl) "
         "LEFT JOIN boxes b ON b.id = tt.box_id LEFT JOIN games g ON g.id = tt.game_id "
         "WHERE tt.tournament_id = %s ORDER BY tt.round, tt.tbl", (tid,)).fetchall()
     byes = conn.execute("SELECT b.round, p.name FROM tournament_byes b JOIN players p ON p.id = b.player_id "
@@ -339,7 +379,8 @@ def view(conn, tid: int) -> dict:
     rounds: dict = {}
     for r in tables:
         rounds.setdefault(r["round"], {"round": r["round"], "tables": [], "byes": []})["tables"].append(
-            {"table": r["tbl"], "box": r["box"], "players": r["players"], "done": r["finish_seq"] is not None,
+            {"table": r["tbl"], "box": r["box"], "players": r["players"], "done": r["finish_seq"] is not None or r["entered"] is not None,
+             "entered": r["entered"],
              "tokens": (r["public"] or {}).get("tokens") if r["public"] else None})
     for b in byes:
         rounds.setdefault(b["round"], {"round": b["round"], "tables": [], "byes": []})["byes"].append(b["name"])

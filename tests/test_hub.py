@@ -331,6 +331,7 @@ def test_migration_two_fills_the_rating_steps_of_an_older_hub(hub_server):
         written = conn.execute(query).fetchall()
         conn.execute("ALTER TABLE rating_steps DROP COLUMN game, DROP COLUMN seq, DROP COLUMN n, DROP COLUMN finished")
         conn.execute("DROP TABLE tournament_notices")
+        conn.execute("DROP TABLE tournament_results")
         conn.execute("ALTER TABLE tournaments DROP COLUMN seated_repeats, DROP COLUMN seated_exact")
         conn.execute("UPDATE schema_version SET version = 1")
         assert migrate(conn) == 2

@@ -184,3 +184,31 @@ def test_more_tables_than_boxes_is_refused_and_the_commands_print_tables(hub_ser
     assert json.loads(hub_cmd(companion_cmd, hub_server, "tournament", "seat", "1", "--json").stdout or "{}") == {}
     status, _, html = http(hub_server.port, "GET", "/tournaments/1")
     assert status == 200 and b'<ol start="0">' not in html
+
+
+def test_tables_beyond_the_boxes_get_the_organisers_result(hub_server, companion_cmd):
+    from hub import tournament
+    from hub.db import connect
+
+    keys = {name: add_box(hub_server.db, name) for name in ("t1", "t2")}
+    players = ",".join(f"P{i:02}" for i in range(1, 13))
+    assert hub_cmd(companion_cmd, hub_server, "tournament", "create", "Cup", "--game", "third-man",
+                   "--players", players, "--boxes", "t1,t2").returncode == 0
+    out = hub_cmd(companion_cmd, hub_server, "tournament", "seat", "1", "--without-boxes")
+    assert out.returncode == 0 and "Table 3 without a box" in out.stdout, out.stderr
+    play_round(hub_server, keys, {})
+    again = hub_cmd(companion_cmd, hub_server, "tournament", "seat", "1")
+    assert again.returncode == 1 and "1 table(s) without a result" in again.stderr
+    bad = hub_cmd(companion_cmd, hub_server, "tournament", "result", "1", "3", "--order", "P09,P10,P11,P01")
+    assert bad.returncode == 1 and "P09, P10, P11, P12" in bad.stderr
+    bad = hub_cmd(companion_cmd, hub_server, "tournament", "result", "1", "1", "--order", "P01,P02,P03,P04")
+    assert bad.returncode == 1 and "from the box" in bad.stderr
+    out = hub_cmd(companion_cmd, hub_server, "tournament", "result", "1", "3", "--order", "P12,P11,P10,P09",
+                  "--points", "3,2,1,0")
+    assert out.returncode == 0, out.stderr
+    with connect(hub_server.db) as conn:
+        points = {s["name"]: s for s in tournament.standings(conn, 1)}
+        assert points["P12"]["points"] == 3 and points["P12"]["wins"] == 1 and points["P09"]["played"] == 1
+        assert tournament.view(conn, 1)["rounds"][0]["tables"][2]["done"] is True
+    assert hub_cmd(companion_cmd, hub_server, "tournament", "seat", "1", "--without-boxes").returncode == 0
+    assert "entered: P12, P11, P10, P09" in hub_cmd(companion_cmd, hub_server, "tournament", "show", "1").stdout
