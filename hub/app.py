@@ -374,7 +374,8 @@ def create_app(url: str, *, pool_size: int = 8, streams: int = 64, waiters: int 
                     break
                 except ingest.Refusal as exc:
                     return jsonify(exc.payload), exc.status
-                except (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure):
+                except (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure) as exc:
+                    log.info("box %s game %s: %s; trying again", box["name"], box_game, type(exc).__name__)
                     if attempt == 4:    # the transaction was rolled back: the box sends again later
                         raise ApiRefusal(503, "the hub is busy; send again shortly")
             out["assignment"] = tournament.assignment(conn, box["id"])

@@ -60,8 +60,12 @@ def post_lines(conn, box: dict, box_game: int, body) -> dict:
         # two posts of the same new game wait for each other here.
         conn.execute("INSERT INTO games (box_id, box_game, game, players) VALUES (%s, %s, '', '[]') "
                      "ON CONFLICT (box_id, box_game) DO NOTHING", (box["id"], box_game))
+        # FOR NO KEY UPDATE: two posts of one game still wait for each other,
+        # but a re-rating under way (it holds the game kind's lock and writes
+        # rating steps whose foreign key share-locks this row) does not wait
+        # for us while we wait for that lock: no deadlock.
         row = conn.execute("SELECT id, game, lines, finish_seq FROM games WHERE box_id = %s AND box_game = %s "
-                           "FOR UPDATE", (box["id"], box_game)).fetchone()
+                           "FOR NO KEY UPDATE", (box["id"], box_game)).fetchone()
         have = row["lines"]
         stored = [r["line"] for r in conn.execute("SELECT line FROM lines WHERE game_id = %s ORDER BY n",
                                                   (row["id"],)).fetchall()]

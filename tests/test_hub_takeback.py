@@ -15,7 +15,7 @@ P4 = ["Ann", "Ben", "Chloé", "Dan"]
 
 def post(server, key, game, start, lines, **extra):
     return http(server.port, "POST", f"/api/box/games/{game}/lines",
-                {"from": start, "lines": lines, **extra}, {"Authorization": f"Bearer {key}"})
+                {"from": start, "lines": lines, **extra}, {"Authorization": f"Bearer {key}"}, timeout=60)
 
 
 def league(server):
@@ -182,7 +182,10 @@ def test_take_backs_from_boxes_at_once_keep_the_ratings_of_a_rerate(hub_server):
             first = third_man_log(players, tokens)
             final = public_log(third_man_retaken(players, tokens, rng.randrange(4), redo=rng.random() < 0.7))
             for start, lines in ((0, first), (len(first), final[len(first):])):
-                status, _, body = post(hub_server, keys[i], number, start, lines)
+                try:
+                    status, _, body = post(hub_server, keys[i], number, start, lines)
+                except Exception as exc:         # a thread's failure must fail the test
+                    status, body = None, repr(exc)
                 if status != 200:
                     failures.append((status, body))
     threads = [threading.Thread(target=box, args=(i,)) for i in range(3)]
