@@ -300,7 +300,7 @@ def create_app(url: str, *, pool_size: int = 8, streams: int = 64, waiters: int 
     with connect(url) as conn:
         migrate(conn)
     pool = Pool(url, pool_size)
-    live_pool = Pool(url, 3)       # the live tables' own: never waits behind the boxes' catch-up
+    live_pool = Pool(url, 4)       # the live tables' and offers' own: never waits behind the boxes' catch-up
     tables = Tables(streams)
     keys = KeyCache(live_pool)
     writer = StateWriter(live_pool)
@@ -415,20 +415,21 @@ def create_app(url: str, *, pool_size: int = 8, streams: int = 64, waiters: int 
             raise ApiRefusal(400, "'wait' is a number of seconds")
         wait = min(30.0, max(0.0, wait))
         known = request.args.get("known", "")
-        with db() as conn:
+        seen = seatings.version          # before the look: a seating from now on wakes us
+        # The live pool: an offer does not wait behind the boxes' catch-up either.
+        with live_pool.connection() as conn:
             box = box_auth(conn)
             current = tournament.assignment(conn, box["id"])
         if wait <= 0 or _offer_name(current) != known or not seatings.slots.acquire(blocking=False):
             return jsonify({"assignment": current})
         try:
             end = time.monotonic() + wait
-            seen = seatings.version
             while not seatings.closed:
                 left = end - time.monotonic()
                 if left <= 0:
                     break
                 seen = seatings.wait(seen, min(left, Seatings.RECHECK))
-                with db() as conn:
+                with live_pool.connection() as conn:
                     current = tournament.assignment(conn, box["id"])
                 if _offer_name(current) != known:
                     break

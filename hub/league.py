@@ -282,14 +282,10 @@ def _day(text: str) -> date:
 
 _UNDATED = ("SELECT p.name, r.rating, r.games FROM ratings r JOIN players p ON p.id = r.player_id "
              "WHERE r.game = %(game)s")
-_DATED = (
-    "SELECT p.name, hi.rating, hi.n - COALESCE(lo.n, 0) AS games FROM ratings r "
-    "JOIN players p ON p.id = r.player_id "
-    "CROSS JOIN LATERAL (SELECT rating, n FROM rating_steps s WHERE s.game = r.game AND s.player_id = r.player_id "
-    "  AND (%(hi)s::timestamptz IS NULL OR s.finished < %(hi)s) ORDER BY s.finished DESC, s.seq DESC LIMIT 1) hi "
-    "LEFT JOIN LATERAL (SELECT n FROM rating_steps s WHERE s.game = r.game AND s.player_id = r.player_id "
-    "  AND s.finished < %(lo)s ORDER BY s.finished DESC, s.seq DESC LIMIT 1) lo ON true "
-    "WHERE r.game = %(game)s AND hi.n - COALESCE(lo.n, 0) > 0")
+_HI = ("CROSS JOIN LATERAL (SELECT rating, n FROM rating_steps s WHERE s.game = r.game "
+       "AND s.player_id = r.player_id AND s.finished < %(hi)s ORDER BY s.finished DESC, s.seq DESC LIMIT 1) hi ")
+_LO = ("LEFT JOIN LATERAL (SELECT n FROM rating_steps s WHERE s.game = r.game AND s.player_id = r.player_id "
+       "AND s.finished < %(lo)s ORDER BY s.finished DESC, s.seq DESC LIMIT 1) lo ON true ")
 
 
 def _standings_sql(game: str, start, end) -> tuple[str, dict]:
@@ -297,11 +293,17 @@ def _standings_sql(game: str, start, end) -> tuple[str, dict]:
     ``start``/``end``: the league as it stood at the end of the period, among
     the players who played in it — each player's rating after their last
     game before ``end`` and their number of games in the period, read from
-    the kept steps with two index probes per player (bounded, whatever the
-    number of games)."""
+    the kept steps (each holds the player's running count of games) with an
+    index probe per player and bound (bounded, whatever the number of
+    games).  Without ``end`` the kept current rating is the one at the end."""
     if start is None and end is None:
         return _UNDATED, {"game": game}
-    return _DATED, {"game": game, "lo": start, "hi": end}
+    rating, played = ("hi.rating", "hi.n") if end is not None else ("r.rating", "r.games")
+    before = "COALESCE(lo.n, 0)" if start is not None else "0"
+    sql = (f"SELECT p.name, {rating} AS rating, {played} - {before} AS games FROM ratings r "
+           "JOIN players p ON p.id = r.player_id " + (_HI if end is not None else "") + (_LO if start is not None else "")
+           + f"WHERE r.game = %(game)s AND {played} - {before} > 0")
+    return sql, {"game": game, "lo": start, "hi": end}
 
 
 def standings(conn, game: str, start=None, end=None, limit: int | None = None) -> list[dict]:

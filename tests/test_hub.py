@@ -204,6 +204,9 @@ def test_date_filters(hub_server):
     assert old[0]["name"] == "Ann" and all(p["games"] == 1 for p in old)
     assert old[0]["rating"] > old[1]["rating"] == old[2]["rating"]
     assert league(hub_server, query="&to=2000-01-01")["players"] == []
+    assert league(hub_server, query=f"&from=2000-01-01&to={today}")["players"] == everything
+    between = league(hub_server, query=f"&from=2000-01-01&to={last_month}")["players"]
+    assert between == old
     assert len(http(hub_server.port, "GET", "/api/players/Ann?to=2000-01-01")[2]["games"]) == 0
     status, _, html = http(hub_server.port, "GET", f"/league/third-man?from={today}")
     assert status == 200 and b"Ben" in html
