@@ -17,6 +17,11 @@ is patented and its Python package unmaintained; Elo is for two players).
   (``games.finish_seq``, taken under a per-game advisory lock, so the
   incremental update as games arrive and :func:`rerate` from scratch apply
   the same updates in the same order and give the same floats).
+* **A result taken back** (:func:`settle`): a game re-decided at the table
+  after its finish leaves the finishing order (and takes a new place at its
+  end when it finishes again); the ratings of its kind are folded again from
+  its old place, starting from each player's kept step before it — the same
+  floats as :func:`rerate`.
 """
 
 from __future__ import annotations

@@ -25,7 +25,10 @@
 * **Late arrivals** join from the next round to be seated.
 * **Results** come from the boxes: the first game finished at a table's box,
   of the tournament's game, with exactly the table's players (in any seats),
-  after the round was seated.
+  after the round was seated.  It stays the table's result if it is taken
+  back or changed at the table (standings follow its seats); once the
+  round is closed, such a change is also noted for the organiser
+  (:func:`follow`, :func:`notices`).
 * **Points** follow the game's scoring: its tokens where it has them (The Third
   Man: one point per token won in the match), else placing points (one per
   player ranked below).  Standings: points, then wins, then name.
