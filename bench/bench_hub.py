@@ -11,7 +11,15 @@
   SSE echo (a PUT that wakes a stream, no key, no database) under the same
   waitress.  Target: p99 < 1 s.
 * **standings**: ``GET /api/league`` with 100,000 finished games stored (2,000
-  players), and the SQL query alone.  Target: < 100 ms.
+  players), and the SQL query alone; the same with dates (``from=2000-01-01``,
+  the whole history, and the last 30 days), and the big screen's p99 while two
+  clients loop on the dated standings.  Target: < 100 ms.
+* **big screen while boxes catch up**: the box → big screen latency while 50
+  boxes post their backlog after an outage (each its games whole, all at
+  once), beside the bare SSE echo.  Target: p99 < 1 s.
+* **offer**: from ``tournament seat`` (its commit) until an idle box's
+  feeder holds the offer (the box's long poll), beside one plain
+  ``GET /api/box/assignment`` round trip.  Target: < 2 s.
 
 Skipped (with the reason) where PostgreSQL's server is not installed.
 """
@@ -133,8 +141,8 @@ class _SSE:
         return None
 
 
-def _latency(port, put, path, samples):
-    """Seconds from a PUT to the stream showing it, ``samples`` times."""
+def _latency(port, put, path, samples, gap=0.0):
+    """Seconds from a PUT to the stream showing it, ``samples`` times (``gap`` seconds apart)."""
     client = _SSE(port, path)
     client.next_data()      # the first snapshot
     out = []
@@ -146,6 +154,8 @@ def _latency(port, put, path, samples):
             if data and data.get("state", {}).get("n") == i:
                 break
         out.append(time.perf_counter() - t0)
+        if gap:
+            time.sleep(gap)
     client.sock.close()
     return out
 
@@ -272,7 +282,8 @@ def bench_standings(server, url, games):
         conn.execute(
             "INSERT INTO games (box_id, box_game, game, players, lines, public, finished, finish_seq) "
             "SELECT (SELECT id FROM boxes WHERE name = 'bench-bulk'), i, 'third-man', '[]', 49, '{}', "
-            "now() - (i || ' minutes')::interval, nextval('finish_seq') FROM generate_series(1, %s) i", (games,))
+            "now() - ((%s - i) || ' minutes')::interval, nextval('finish_seq') FROM generate_series(1, %s) i",
+            (games, games))
         conn.execute(
             "INSERT INTO seats (game_id, seat, player_id, rank) "
             "SELECT g.id, s, (SELECT min(id) FROM players WHERE name LIKE 'Bulk %%') + (g.box_game * 4 + s) %% %s, s + 1 "
@@ -293,18 +304,147 @@ def bench_standings(server, url, games):
             query.append(time.perf_counter() - t0)
     import http.client
 
-    api = []
-    for _ in range(50):
-        t0 = time.perf_counter()
-        c = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
-        c.request("GET", "/api/league?game=third-man")
-        body = c.getresponse().read()
-        c.close()
-        api.append(time.perf_counter() - t0)
+    def timed(path):
+        out, body = [], b""
+        for _ in range(50):
+            t0 = time.perf_counter()
+            c = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+            c.request("GET", path)
+            resp = c.getresponse()
+            body = resp.read()
+            c.close()
+            assert resp.status == 200, body
+            out.append(time.perf_counter() - t0)
+        return out, body
+
+    api, body = timed("/api/league?game=third-man")
+    dated, dated_body = timed("/api/league?game=third-man&from=2000-01-01")
+    month = time.strftime("%Y-%m-%d", time.gmtime(time.time() - 30 * 86400))
+    recent, _ = timed(f"/api/league?game=third-man&from={month}")
+    # The big screen while two clients loop on the dated standings (no credential needed).
+    from hub.db import add_box
+
+    with connect(url) as conn:
+        live = add_box(conn, "bench-standings-live")
+    stop = threading.Event()
+
+    def loop():
+        while not stop.is_set():
+            c = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+            c.request("GET", "/api/league?game=third-man&from=2000-01-01")
+            c.getresponse().read()
+            c.close()
+    loopers = [threading.Thread(target=loop, daemon=True) for _ in range(2)]
+    for t in loopers:
+        t.start()
+    try:
+        screen = _latency(server.port, lambda i: _post(server.port, "/api/box/state", {"game": 1, "state": {"n": i}},
+                                                       live, "PUT"), "/api/tables/events", 100, gap=0.02)
+    finally:
+        stop.set()
+        for t in loopers:
+            t.join()
     return {"games_stored": stored, "players": len(json.loads(body)["players"]),
             "api_median_ms": round(statistics.median(api) * 1000, 2), "api_p99_ms": round(_pct(api, 99) * 1000, 2),
+            "dated_all_history_median_ms": round(statistics.median(dated) * 1000, 2),
+            "dated_all_history_p99_ms": round(_pct(dated, 99) * 1000, 2),
+            "dated_players": len(json.loads(dated_body)["players"]),
+            "dated_last_30_days_median_ms": round(statistics.median(recent) * 1000, 2),
+            "big_screen_p99_ms_while_2_clients_loop_on_dated": round(_pct(screen, 99) * 1000, 2),
             "sql_median_ms": round(statistics.median(query) * 1000, 2), "rerate_from_scratch_s": round(rerate_s, 1),
             "target_ms": 100}
+
+
+def bench_catch_up(server, url, samples, backlog):
+    """The live path while ``BOXES`` boxes post ``backlog`` games each at once
+    (after an outage): PUT → big screen, p50/p99."""
+    from hub.db import add_box, connect
+
+    with connect(url) as conn:
+        live = add_box(conn, "bench-catch-up-live")
+        keys = [add_box(conn, f"bench-catch-up-{i}") for i in range(BOXES)]
+    names = [f"Catch {i}" for i in range(120)]
+    outcomes = [[3, 2, 1, 0], [0, 3, 1, 1], [1, 0, 3, 2], [2, 1, 0, 3]]
+    logs = [[_third_man([names[(b * 5 + g * 3 + s) % len(names)] for s in range(4)], outcomes[(b + g) % 4])
+             for g in range(backlog)] for b in range(BOXES)]
+    done, errors = threading.Event(), []
+    posted = [0]
+
+    def box(b):
+        for g, log in enumerate(logs[b], start=1000):
+            status = _post(server.port, f"/api/box/games/{g}/lines", {"from": 0, "lines": log, "finished": True}, keys[b])
+            if status != 200:
+                errors.append(status)
+            posted[0] += 1
+            # and its live table, as a box's feeder sends it after each change
+            _post(server.port, "/api/box/state", {"game": g, "state": {"scores": [g, 0, 0, 0]}}, keys[b], "PUT")
+
+    threads = [threading.Thread(target=box, args=(b,), daemon=True) for b in range(BOXES)]
+    for t in threads:
+        t.start()
+    try:
+        hub = _latency(server.port, lambda i: _post(server.port, "/api/box/state",
+                                                    {"game": 1, "state": {"n": i}}, live, "PUT"),
+                       "/api/tables/events", samples, gap=0.05)      # spread over the catch-up
+        during = posted[0]
+    finally:
+        for t in threads:
+            t.join()
+        done.set()
+    base = _bare_echo(samples)
+    return {"samples": samples, "boxes_catching_up": BOXES, "games_posted_while_measuring": during,
+            "post_errors": len(errors), "p50_ms": round(statistics.median(hub) * 1000, 2),
+            "p99_ms": round(_pct(hub, 99) * 1000, 2),
+            "baseline_bare_sse_p50_ms": round(statistics.median(base) * 1000, 2),
+            "baseline_bare_sse_p99_ms": round(_pct(base, 99) * 1000, 2), "target_p99_ms": 1000}
+
+
+def bench_offer(server, url, samples):
+    """``tournament seat`` → an idle box's feeder holds the offer."""
+    import shutil
+    import tempfile
+
+    from companion.session import TableSession
+    from companion.store import Store
+    from hub import tournament
+    from hub.db import add_box, connect
+    from hub.feeder import Feeder
+
+    out, plain = [], []
+    for i in range(samples):
+        with connect(url) as conn:
+            name = f"bench-offer-{i}"
+            key = add_box(conn, name)
+            tid = tournament.create(conn, f"Offer {i}", "third-man", [f"O{i}-{s}" for s in range(4)], [name])
+        folder = tempfile.mkdtemp(prefix="bench-hub-offer-")
+        store = Store(folder)
+        feeder = Feeder(store.path, f"http://127.0.0.1:{server.port}", key, TableSession(store), rescan=3600).start()
+        try:
+            deadline = time.monotonic() + 10
+            while feeder.status()["reachable"] is not True and time.monotonic() < deadline:
+                time.sleep(0.01)
+            time.sleep(0.3)            # the long poll is waiting
+            t0 = time.perf_counter()
+            with connect(url) as conn:
+                tournament.seat_round(conn, tid)
+            while feeder.status()["offer"] is None and time.perf_counter() - t0 < 30:
+                time.sleep(0.002)
+            out.append(time.perf_counter() - t0)
+            t1 = time.perf_counter()
+            import http.client
+
+            c = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+            c.request("GET", "/api/box/assignment", headers={"Authorization": f"Bearer {key}"})
+            c.getresponse().read()
+            c.close()
+            plain.append(time.perf_counter() - t1)
+        finally:
+            feeder.stop()
+            store.close()
+            shutil.rmtree(folder, ignore_errors=True)
+    return {"samples": samples, "seat_to_offer_median_ms": round(statistics.median(out) * 1000, 1),
+            "seat_to_offer_max_ms": round(max(out) * 1000, 1),
+            "baseline_plain_get_median_ms": round(statistics.median(plain) * 1000, 2), "target_ms": 2000}
 
 
 def run(quick: bool = False) -> dict:
@@ -327,6 +467,9 @@ def run(quick: bool = False) -> dict:
         try:
             return {"ingest": bench_ingest(server, url, 2 if quick else 10),
                     "box_to_big_screen": bench_push(server, url, 50 if quick else 300),
+                    "big_screen_while_50_boxes_catch_up": bench_catch_up(server, url, 50 if quick else 200,
+                                                                         4 if quick else 20),
+                    "offer": bench_offer(server, url, 3 if quick else 10),
                     "standings": bench_standings(server, url, 10_000 if quick else 100_000)}
         finally:
             server.stop()

@@ -8,8 +8,11 @@
     companion hub split NAME --db URL
     companion hub tournament create NAME --game ID --players A,B,... --boxes B1,B2,... --db URL
     companion hub tournament join T NAME --db URL
-    companion hub tournament seat T --db URL     (seat the next round)
-    companion hub tournament show T --db URL
+    companion hub tournament seat T [--json] --db URL     (seat the next round)
+    companion hub tournament show T [--json] --db URL
+    companion hub tournament boxes T B1,B2,... --db URL   (the boxes of tables 1, 2, ...)
+    companion hub tournament result T TABLE --order A,B,C,D [--points 3,2,1,0] --db URL
+                                                (a table played without a box)
 
 Organiser actions are commands, not web pages: whoever may run them has the
 database URL, which is the organiser's credential (no second secret to keep).
@@ -53,8 +56,21 @@ def add_parser(sub) -> None:
     j = with_db(tc.add_parser("join"))
     j.add_argument("tournament", type=int)
     j.add_argument("name")
-    with_db(tc.add_parser("seat")).add_argument("tournament", type=int)
-    with_db(tc.add_parser("show")).add_argument("tournament", type=int)
+    for name in ("seat", "show"):
+        p = with_db(tc.add_parser(name))
+        p.add_argument("tournament", type=int)
+        p.add_argument("--json", action="store_true", help="print JSON for scripts")
+        if name == "seat":
+            p.add_argument("--without-boxes", action="store_true",
+                           help="seat tables beyond the boxes too (their results entered with 'result')")
+    res = with_db(tc.add_parser("result", help="enter the result of a table played without a box"))
+    res.add_argument("tournament", type=int)
+    res.add_argument("table", type=int)
+    res.add_argument("--order", required=True, help="the table's players, best first, comma-separated")
+    res.add_argument("--points", help="their tournament points, comma-separated (default: placing points)")
+    b = with_db(tc.add_parser("boxes", help="the tournament's boxes, table 1, 2, ... (from the next round)"))
+    b.add_argument("tournament", type=int)
+    b.add_argument("boxes", help="box names, comma-separated")
 
 
 def run(args) -> int:
@@ -87,7 +103,7 @@ def run(args) -> int:
 
 def _organiser(conn, args) -> int:
     from . import league, tournament
-    from .db import add_box, revoke_box
+    from .db import HubError, add_box, revoke_box
 
     cmd = args.hub_command
     if cmd == "add-box":
@@ -112,10 +128,66 @@ def _organiser(conn, args) -> int:
             print(f"Tournament {tid} created.")
         elif args.t_command == "join":
             print(f"{args.name} plays from round {tournament.join(conn, args.tournament, args.name)}.")
+        elif args.t_command == "boxes":
+            names = [x.strip() for x in args.boxes.split(",") if x.strip()]
+            tournament.set_boxes(conn, args.tournament, names)
+            print(f"Tournament {args.tournament}: tables 1 to {len(names)} at {', '.join(names)}.")
+        elif args.t_command == "result":
+            order = [x.strip() for x in args.order.split(",") if x.strip()]
+            try:
+                points = [int(x) for x in args.points.split(",")] if args.points else None
+            except ValueError:
+                raise HubError("--points are whole numbers, comma-separated") from None
+            tournament.enter_result(conn, args.tournament, args.table, order, points)
+            print(f"Table {args.table}: {', '.join(order)} (best first) entered.")
         elif args.t_command == "seat":
-            rnd = tournament.seat_round(conn, args.tournament)
-            print(json.dumps(tournament.view(conn, args.tournament)["rounds"][-1], ensure_ascii=False))
-            print(f"Round {rnd} seated.")
+            tournament.seat_round(conn, args.tournament, args.without_boxes)
+            view = tournament.view(conn, args.tournament)
+            if args.json:
+                print(json.dumps({"round": view["rounds"][-1], "repeats": view["repeats"], "exact": view["exact"]},
+                                 ensure_ascii=False))
+            else:
+                print("\n".join(_round_text(view, view["rounds"][-1])))
         else:
-            print(json.dumps(tournament.view(conn, args.tournament), ensure_ascii=False, indent=1))
+            view = tournament.view(conn, args.tournament)
+            if args.json:
+                print(json.dumps(view, ensure_ascii=False, indent=1))
+            else:
+                print("\n".join(_show_text(view)))
     return 0
+
+
+def _round_text(view: dict, rnd: dict) -> list[str]:
+    """A round's seating as the organiser reads it: a table per block, seats from 1."""
+    out = [f"Round {rnd['round']} of {view['name']} ({view['game']})"]
+    for t in rnd["tables"]:
+        if t.get("entered"):
+            state = f"finished (entered: {', '.join(t['entered'])})"
+        else:
+            state = "finished" if t["done"] else "playing"
+        where = f"at {t['box']}" if t["box"] else "without a box (enter its result: tournament result)"
+        out.append(f"  Table {t['table']} {where} — {state}")
+        for seat, name in enumerate(t["players"], start=1):
+            out.append(f"    seat {seat}: {name}")
+    if rnd["byes"]:
+        out.append(f"  Bye: {', '.join(rnd['byes'])}")
+    if rnd["round"] == view["round"] and view.get("repeats") is not None:
+        how = "the fewest possible" if view.get("exact") else "the fewest found (the search was cut short)"
+        out.append(f"  Repeat pairings: {view['repeats']} ({how})")
+    return out
+
+
+def _show_text(view: dict) -> list[str]:
+    out = [f"Tournament {view['id']}: {view['name']} ({view['game']}), round {view['round']}", "",
+           f"  {'#':>3}  {'Player':<24} {'Points':>6} {'Wins':>5} {'Played':>6} {'Byes':>5}"]
+    for i, s in enumerate(view["standings"], start=1):
+        out.append(f"  {i:>3}  {s['name']:<24} {s['points']:>6} {s['wins']:>5} {s['played']:>6} {s['byes']:>5}")
+    if view.get("notices"):
+        out.append("")
+    for n in view.get("notices", []):
+        what = "changed" if n["finished"] else "was taken back"
+        out.append(f"  ! Round {n['round']}, table {n['table']}: the result {what} after the round was closed "
+                   f"(the later rounds were seated on the old result).")
+    for rnd in reversed(view["rounds"]):
+        out += [""] + _round_text(view, rnd)
+    return out

@@ -129,6 +129,45 @@ MIGRATIONS = [
         PRIMARY KEY (tournament_id, round, player_id)
     );
     """,
+    # 2: a game's result may change after it reached the hub (a take-back at
+    # the table): each rating step carries its place in the finishing order
+    # (seq), its kind and date and the player's games so far (n), so the
+    # league is recomputed from the changed game onward, and dated standings
+    # are two index probes per player.  Notices tell the organiser of a
+    # tournament result that changed after its round was closed.
+    """
+    ALTER TABLE rating_steps ADD COLUMN game text, ADD COLUMN seq bigint,
+        ADD COLUMN n integer, ADD COLUMN finished timestamptz;
+    UPDATE rating_steps rs SET game = g.game, seq = g.finish_seq, finished = g.finished
+        FROM games g WHERE g.id = rs.game_id;
+    DELETE FROM rating_steps WHERE seq IS NULL;
+    UPDATE rating_steps rs SET n = c.n FROM (
+        SELECT game_id, player_id, row_number() OVER (PARTITION BY game, player_id ORDER BY seq) AS n
+        FROM rating_steps) c
+        WHERE c.game_id = rs.game_id AND c.player_id = rs.player_id;
+    ALTER TABLE rating_steps ALTER COLUMN game SET NOT NULL, ALTER COLUMN seq SET NOT NULL,
+        ALTER COLUMN n SET NOT NULL, ALTER COLUMN finished SET NOT NULL;
+    CREATE INDEX rating_steps_dated ON rating_steps (game, player_id, finished, seq);
+    CREATE INDEX rating_steps_order ON rating_steps (game, seq);
+    CREATE TABLE tournament_notices (
+        id        serial PRIMARY KEY,
+        tournament_id integer NOT NULL REFERENCES tournaments(id),
+        round     integer NOT NULL,
+        tbl       integer NOT NULL,
+        message   text NOT NULL,
+        at        timestamptz NOT NULL DEFAULT now()
+    );
+    ALTER TABLE tournaments ADD COLUMN seated_repeats integer, ADD COLUMN seated_exact boolean;
+    CREATE TABLE tournament_results (
+        tournament_id integer NOT NULL REFERENCES tournaments(id),
+        round     integer NOT NULL,
+        tbl       integer NOT NULL,
+        players   jsonb NOT NULL,
+        points    jsonb NOT NULL,
+        entered   timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (tournament_id, round, tbl)
+    );
+    """,
 ]
 
 

@@ -12,6 +12,12 @@ client to join a hub.
   many lines the hub has acknowledged per game; whatever the store holds
   beyond that is still to send, after a restart, a power cut or a whole
   evening without Wi-Fi.  Games go in order of their number (oldest first).
+* **A finished game is still watched**: a result taken back at the table
+  (an undo after the finish, the bids played again) changes the stored
+  game's ``updated``; the outbox remembers the one it last sent in full
+  (``seen``) and a digest of the lines the hub has, so the change is sent
+  (new lines; or, should the log no longer extend what the hub has, the
+  whole log with ``replace``) and the hub re-rates the game.
 * **Never in the way**: one worker thread does every request.  The session
   only wakes it (an Event, from the subscriber callback: no I/O under the
   session lock, nothing on the render thread).  Failures back off
@@ -23,6 +29,10 @@ client to join a hub.
   tournament seating the hub offers this box.  The box's screen and its
   phones read only what the worker last stored here: never a request of
   their own.
+* **Offers at once**: a second thread listens to the hub (a long poll,
+  ``GET /api/box/assignment?wait=25&known=…``, answered the moment the
+  hub seats this table), whatever the worker still has to send.  The
+  answers to the worker's posts carry the assignment too.
 * **The tournament offer**: the hub's assignment stays ``offer`` until a
   game of it (that game, exactly those players in that order) is started at
   this table, from the box's buttons or a phone; then it is not offered
@@ -32,6 +42,7 @@ client to join a hub.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import random
@@ -50,10 +61,13 @@ OUTBOX = """
 CREATE TABLE IF NOT EXISTS hub_outbox (
     game  INTEGER PRIMARY KEY,        -- the store's game id
     sent  INTEGER NOT NULL DEFAULT 0, -- public lines the hub acknowledged
-    done  INTEGER NOT NULL DEFAULT 0  -- 1: finished and all sent; 2: refused by the hub
+    done  INTEGER NOT NULL DEFAULT 0, -- 1: finished and all sent; 2: refused by the hub
+    seen  REAL,                       -- done: the store's games.updated when it was all sent
+    digest TEXT                       -- SHA-256 of the lines the hub has (a changed log is sent whole)
 )
 """
 BATCH = 2000            # lines per request (a whole game is usually one request)
+LISTEN_S = 25.0         # the long poll's wait (under the hub's 30 s cap and common proxy timeouts)
 MIN_BACKOFF, MAX_BACKOFF = 1.0, 300.0
 
 
@@ -73,10 +87,15 @@ class Feeder:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=FULL")
         self.db.execute(OUTBOX)
+        columns = {r[1] for r in self.db.execute("PRAGMA table_info(hub_outbox)")}
+        for column, kind in (("seen", "REAL"), ("digest", "TEXT")):      # an outbox of an older feeder
+            if column not in columns:
+                self.db.execute(f"ALTER TABLE hub_outbox ADD COLUMN {column} {kind}")
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._state_dirty = session is not None
         self._thread: threading.Thread | None = None
+        self._listener: threading.Thread | None = None
         self._unsubscribe = None
         self._lock = threading.Lock()        # guards the status fields below
         self.reachable: bool | None = None
@@ -95,6 +114,8 @@ class Feeder:
             self._unsubscribe = self.session.subscribe(self._on_change)
         self._thread = threading.Thread(target=self._run, name="hub-feeder", daemon=True)
         self._thread.start()
+        self._listener = threading.Thread(target=self._listen, name="hub-offers", daemon=True)
+        self._listener.start()
         return self
 
     def _on_change(self, change) -> None:
@@ -116,6 +137,8 @@ class Feeder:
         self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout)
+        if self._listener is not None:
+            self._listener.join(min(timeout, 1.0))     # a long poll under way ends with its timeout
         try:
             self.db.close()
         except sqlite3.Error:
@@ -154,10 +177,33 @@ class Feeder:
                 continue
             self._wake.wait(wait)
 
+    def _listen(self) -> None:
+        """The offers' thread: a long poll after another; backs off like the worker."""
+        failures = 0
+        while not self._stop.is_set():
+            with self._lock:
+                known = _offer_name(self.assignment)
+            try:
+                asked = time.monotonic()
+                answer = self._request("GET", f"/api/box/assignment?wait={LISTEN_S:g}&known={known}", None,
+                                       timeout=LISTEN_S + self.timeout)
+                self._note_assignment(answer)
+                failures = 0
+                fresh = answer.get("assignment") if isinstance(answer, dict) else None
+                if time.monotonic() - asked < 1.0 and _offer_name(fresh) == known:
+                    # An answer at once with nothing new: a hub that does not
+                    # hold long polls (an older one, or its waiters all taken).
+                    self._stop.wait(5.0)
+            except Exception as exc:        # the worker reports the hub's state; here only wait
+                failures += 1
+                wait = min(self.max_backoff, self.min_backoff * 2 ** (failures - 1))
+                log.debug("hub offers: %s", exc)
+                self._stop.wait(random.uniform(wait / 2, wait))
+
     def sync_once(self) -> None:
         """Send the live state and every pending game once (raises on failure)."""
         pending = self._pending()
-        self._set_behind({game: len(lines) - sent for game, sent, lines, _ in pending if len(lines) > sent})
+        self._set_behind({p[0]: len(p[2]) - p[1] for p in pending if len(p[2]) > p[1] or p[4]})
         if self._state_dirty and self.session is not None:
             self._state_dirty = False
             try:
@@ -167,12 +213,10 @@ class Feeder:
                 self._state_dirty = True
                 raise
         behind = {}
-        for game, sent, lines, finished in pending:
-            sent = self._send_game(game, sent, lines, finished)
+        for game, sent, lines, finished, replace, updated in pending:
+            sent = self._send_game(game, sent, lines, finished, replace, updated)
             if sent < len(lines):
                 behind[game] = len(lines) - sent
-        if not pending:
-            self._note_assignment(self._request("GET", "/api/box/assignment", None))
         self._set_behind(behind)
         with self._lock:
             self.last_error = None
@@ -182,20 +226,35 @@ class Feeder:
             self.behind_games, self.behind_lines = len(behind), sum(behind.values())
 
     def _pending(self) -> list:
-        """``[(game, sent, public lines, finished)]`` of games not yet done, oldest first."""
+        """``[(game, sent, public lines, finished, replace, updated)]`` of the
+        games with something to send, oldest first: games not yet done, and
+        done games changed since (an undo after the finish, a bid played
+        again: the store's ``updated`` moved past the one last sent)."""
         rows = self.db.execute(
-            "SELECT g.id, g.finished, COALESCE(o.sent, 0) FROM games g LEFT JOIN hub_outbox o ON o.game = g.id "
-            "WHERE COALESCE(o.done, 0) = 0 ORDER BY g.id").fetchall()
+            "SELECT g.id, g.finished, g.updated, COALESCE(o.sent, 0), COALESCE(o.done, 0), o.digest "
+            "FROM games g LEFT JOIN hub_outbox o ON o.game = g.id "
+            "WHERE COALESCE(o.done, 0) = 0 OR (o.done = 1 AND (o.seen IS NULL OR g.updated > o.seen)) "
+            "ORDER BY g.id").fetchall()
         out = []
-        for game, finished, sent in rows:
-            count = self.db.execute("SELECT count(*) FROM actions WHERE game_id = ?", (game,)).fetchone()[0]
-            if count <= sent and not finished:
-                continue        # nothing new in an unfinished game: no need to fold it again
+        for game, finished, updated, sent, done, digest in rows:
+            if done == 0 and not finished:
+                count = self.db.execute("SELECT count(*) FROM actions WHERE game_id = ?", (game,)).fetchone()[0]
+                if count <= sent:
+                    continue    # nothing new in an unfinished game: no need to fold it again
             stored = [r[0] for r in self.db.execute("SELECT line FROM actions WHERE game_id = ? ORDER BY seq", (game,))]
-            out.append((game, sent, public_prefix(stored), bool(finished)))
+            lines = public_prefix(stored)
+            # What the hub holds is no longer a prefix of the public log: the
+            # whole log goes again, replacing the hub's copy.
+            replace = sent > len(lines) or (digest is not None and _digest(lines[:sent]) != digest)
+            out.append((game, sent, lines, bool(finished), replace, updated))
         return out
 
-    def _send_game(self, game: int, sent: int, lines: list[str], finished: bool) -> int:
+    def _send_game(self, game: int, sent: int, lines: list[str], finished: bool, replace: bool = False,
+                   updated=None) -> int:
+        if replace and lines:
+            sent = self._replace(game, lines)
+            if sent is None:
+                return len(lines)
         while sent < len(lines):
             chunk = [json.loads(line) for line in lines[sent:sent + BATCH]]
             last = sent + len(chunk) == len(lines)
@@ -204,30 +263,56 @@ class Feeder:
                                        {"from": sent, "lines": chunk, "finished": finished and last})
             except HubRefused as exc:
                 status, body = exc.args[1], exc.args[2]
+                if status == 409 and (isinstance(body.get("differs"), int) or
+                                      (isinstance(body.get("have"), int) and body["have"] > len(lines))):
+                    sent = self._replace(game, lines)          # the hub's copy is not a prefix of ours
+                    if sent is None:
+                        return len(lines)
+                    continue
                 if status == 409 and isinstance(body.get("have"), int):
-                    sent = min(body["have"], len(lines))      # the hub has more or fewer: go on from there
-                    self._save(game, sent, 0)
-                    if body["have"] > len(lines):
-                        break
+                    sent = min(body["have"], len(lines))      # the hub has fewer: go on from there
+                    self._save(game, sent, 0, lines)
                     continue
                 if status in (413, 422):                      # the hub will never take this game
-                    log.error("hub refused game %s: %s", game, body.get("error"))
-                    self._save(game, sent, 2)
-                    with self._lock:
-                        self.refused.append(game)
+                    self._refused(game, lines, body)
                     return len(lines)
                 raise
             sent = int(answer.get("have", sent + len(chunk)))
             self._note_assignment(answer)
-            self._save(game, sent, 0)
+            self._save(game, sent, 0, lines)
         if finished and sent >= len(lines):
-            self._save(game, sent, 1)
+            self._save(game, sent, 1, lines, updated)
+        elif not finished:
+            self._save(game, sent, 0, lines)      # (a done game taken back: watched as unfinished again)
         return sent
 
-    def _save(self, game: int, sent: int, done: int) -> None:
-        self.db.execute("INSERT INTO hub_outbox (game, sent, done) VALUES (?, ?, ?) "
-                        "ON CONFLICT (game) DO UPDATE SET sent = excluded.sent, done = excluded.done",
-                        (game, sent, done))
+    def _replace(self, game: int, lines: list[str]) -> int | None:
+        """Send the whole public log with ``replace``; the lines the hub now has, or None if refused."""
+        try:
+            answer = self._request("POST", f"/api/box/games/{game}/lines",
+                                   {"from": 0, "lines": [json.loads(line) for line in lines], "replace": True})
+        except HubRefused as exc:
+            if exc.args[1] in (409, 413, 422):
+                self._refused(game, lines, exc.args[2])
+                return None
+            raise
+        self._note_assignment(answer)
+        sent = min(int(answer.get("have", len(lines))), len(lines))
+        self._save(game, sent, 0, lines)
+        return sent
+
+    def _refused(self, game: int, lines: list[str], body: dict) -> None:
+        log.error("hub refused game %s: %s", game, body.get("error"))
+        self._save(game, len(lines), 2, lines)
+        with self._lock:
+            self.refused.append(game)
+
+    def _save(self, game: int, sent: int, done: int, lines: list[str] | None = None, seen=None) -> None:
+        digest = _digest(lines[:sent]) if lines is not None else None
+        self.db.execute("INSERT INTO hub_outbox (game, sent, done, seen, digest) VALUES (?, ?, ?, ?, ?) "
+                        "ON CONFLICT (game) DO UPDATE SET sent = excluded.sent, done = excluded.done, "
+                        "seen = excluded.seen, digest = excluded.digest",
+                        (game, sent, done, seen, digest))
 
     def _note_assignment(self, answer) -> None:
         if not isinstance(answer, dict) or "assignment" not in answer:
@@ -243,13 +328,13 @@ class Feeder:
             if current is not None and not current.get("finished") and _plays(assignment, current):
                 self.started.add(offer_key(assignment))
 
-    def _request(self, method: str, path: str, body):
+    def _request(self, method: str, path: str, body, timeout: float | None = None):
         data = None if body is None else json.dumps(body, ensure_ascii=False).encode()
         req = urllib.request.Request(self.url + path, data=data, method=method,
                                      headers={"Authorization": f"Bearer {self.key}",
                                               "Content-Type": "application/json"})
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+            with urllib.request.urlopen(req, timeout=timeout or self.timeout) as resp:
                 answer = json.loads(resp.read() or b"{}")
         except urllib.error.HTTPError as exc:
             try:
@@ -268,6 +353,17 @@ class Feeder:
             self.reachable = True
             self.down_since = None
             self.last_contact = time.time()
+
+
+def _digest(lines: list[str]) -> str:
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
+def _offer_name(assignment) -> str:
+    """The long poll's ``known``: ``tournament/round/table``, or ``none``."""
+    if not assignment:
+        return "none"
+    return "/".join(str(v) for v in offer_key(assignment))
 
 
 def offer_key(assignment: dict) -> tuple:

@@ -1,7 +1,8 @@
 """``companion hub serve``: the hub's app under waitress, as the box serves its own.
 
-Each big screen's event stream holds one waitress thread, so the pool is the
-stream cap plus room for the boxes' posts.  SIGTERM/SIGINT stop it cleanly:
+Each big screen's event stream holds one waitress thread, and so does each
+box's long poll for a tournament seating, so the pool is those two caps plus
+room for the boxes' posts.  SIGTERM/SIGINT stop it cleanly:
 streams end, the worker threads are joined, the connections closed.
 """
 
@@ -20,14 +21,16 @@ from .app import close, create_app
 log = logging.getLogger("companion.hub")
 
 STREAMS = 64
+WAITERS = 128       # boxes' long polls for a tournament seating (each holds a thread, no connection)
 
 
 class HubServer:
-    def __init__(self, app, host: str = "127.0.0.1", port: int = 0, streams: int = STREAMS):
+    def __init__(self, app, host: str = "127.0.0.1", port: int = 0, streams: int = STREAMS,
+                 waiters: int = WAITERS):
         self.app = app
         self._stopping = threading.Event()
-        self._server = create_server(app, host=host, port=port, threads=streams + 16,
-                                     connection_limit=2 * streams + 200, asyncore_use_poll=True,
+        self._server = create_server(app, host=host, port=port, threads=streams + waiters + 16,
+                                     connection_limit=2 * streams + waiters + 200, asyncore_use_poll=True,
                                      ident="companion-hub", expose_tracebacks=False,
                                      max_request_body_size=8 * 1024 * 1024)
         self._map = getattr(self._server, "_map", None) or self._server.map
@@ -46,7 +49,9 @@ class HubServer:
     def stop(self) -> None:
         if not self._stopping.is_set():
             self._stopping.set()
-            self.app.extensions["hub"]["tables"].close()
+            for part in ("tables", "seatings"):
+                if part in self.app.extensions["hub"]:
+                    self.app.extensions["hub"][part].close()
 
 
 def serve(url: str, host: str, port: int) -> int:

@@ -161,15 +161,50 @@ def third_man_log(players, tokens, first_lead: int = 0) -> list[dict]:
     Each round takes two bids: the round's winner plays the third-highest card
     twice (7 then 4, for 2 x 7 + 2 x 4 = 22 points, past the limit of 20),
     the others 9, 8, 0 then 6, 5, 1."""
-    winner = tokens.index(3)
-    order = [s for s in range(4) if s != winner for _ in range(tokens[s])] + [winner] * 3
     log = [{"type": "new_game", "game": "third-man", "players": list(players), "options": {"first_lead": first_lead}}]
-    lead = first_lead
-    for w in order:
+    return log + third_man_rounds(round_winners(tokens), first_lead)[0]
+
+
+def round_winners(tokens) -> list[int]:
+    """The rounds' winners, in order, of a match that ends with ``tokens``."""
+    winner = tokens.index(3)
+    return [s for s in range(4) if s != winner for _ in range(tokens[s])] + [winner] * 3
+
+
+def third_man_rounds(winners, lead: int) -> tuple[list[dict], int]:
+    """The bids of rounds won by ``winners`` in turn, ``lead`` leading the
+    first; returns them and who leads after them."""
+    log = []
+    for w in winners:
         for mine, theirs in ((7, (9, 8, 0)), (4, (6, 5, 1))):
             others = [s for s in range(4) if s != w]
             cards = {w: mine, **dict(zip(others, theirs))}
             log.append({"type": "bid", "seat": lead, "card": cards[lead]})
             log += [{"type": "bid", "seat": s, "card": cards[s]} for s in range(4) if s != lead]
             lead = w        # the round's winner leads from its first bid on
+    return log, lead
+
+
+def third_man_retaken(players, tokens, new_winner: int, first_lead: int = 0, redo: bool = True) -> list[dict]:
+    """A match finished with ``tokens`` whose last round is then taken back
+    at the table (eight undos) and, with ``redo``, played again won by
+    ``new_winner`` (and, if that does not end the match, one more round won
+    by the first winner).  The whole log as the box stores it."""
+    order = round_winners(tokens)
+    head, lead = third_man_rounds(order[:-1], first_lead)
+    last, _ = third_man_rounds(order[-1:], lead)
+    log = [{"type": "new_game", "game": "third-man", "players": list(players), "options": {"first_lead": first_lead}}]
+    log += head + last + [{"type": "undo"}] * 8
+    if redo:
+        again = [new_winner] if tokens[new_winner] + (new_winner != order[-1]) == 3 else [new_winner, order[-1]]
+        log += third_man_rounds(again, lead)[0]
     return log
+
+
+def public_log(actions: list[dict]) -> list[dict]:
+    """What a box sends of ``actions``: its public prefix (companion.exports)."""
+    import json
+
+    from companion.exports import public_prefix
+
+    return [json.loads(line) for line in public_prefix([json.dumps(a) for a in actions])]

@@ -6,6 +6,8 @@ offering it."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from hub_support import add_box, hub_db, hub_server, pg_server  # noqa: F401 (fixtures)
@@ -45,3 +47,76 @@ def test_the_control_page_starts_the_tournament_table(hub_server, table, phones)
         assert feeder.status()["offer"] is None
     finally:
         stop()
+
+
+# -- the big screen ------------------------------------------------------------------
+
+def _club(hub_server, count=51):
+    """``count`` boxes live-1 … live-N with a table each (live-3 finished,
+    live-5 quiet for an hour, stored straight in the database)."""
+    from hub.db import connect
+    from test_web_support import http
+
+    players = ["Ann", "Ben", "Chloé", "Dan"]
+    for n in range(1, count + 1):
+        key = add_box(hub_server.db, f"live-{n}")
+        state = {"game": "third-man", "players": players, "tokens": [n % 3, 0, 1, 0], "scores": [0, 0, 0, 0]}
+        if n == 3:
+            state.update(finished=True, winner=[0], tokens=[3, 0, 1, 0])
+        if n == 5:
+            continue
+        assert http(hub_server.port, "PUT", "/api/box/state", {"game": n, "state": state},
+                    {"Authorization": f"Bearer {key}"})[0] == 200
+    with connect(hub_server.db) as conn:
+        conn.execute("UPDATE boxes SET state = %s, state_updated = now() - interval '1 hour' WHERE name = 'live-5'",
+                     (__import__("json").dumps({"game": "third-man", "players": players, "tokens": [0, 0, 0, 0]}),))
+
+
+@pytest.mark.parametrize("size", [(1920, 1080), (1280, 720)])
+def test_the_big_screen_shows_fifty_one_tables(hub_server, browser, size):
+    _club(hub_server)
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]}, locale="fr-FR")
+    try:
+        page = context.new_page()
+        missing = []
+        page.on("response", lambda r: missing.append(r.url) if r.status >= 400 else None)
+        page.goto(f"http://127.0.0.1:{hub_server.port}/tables?lang=fr&page_seconds=1")
+        cards = page.locator("#tables .live-table")
+        expect(cards.first).to_be_visible(timeout=BLINK_MS)
+        pages = int(page.locator("#tables").get_attribute("data-pages"))
+        shown = {}                      # page number -> its boxes, each read in one go
+        for _ in range(60):
+            now = page.evaluate(
+                "() => { const root = document.getElementById('tables');"
+                " const cards = [...root.querySelectorAll('.live-table')];"
+                " return {page: root.dataset.page, boxes: cards.map(e => e.dataset.box),"
+                " font: parseFloat(getComputedStyle(root).fontSize),"
+                " inside: cards.every(e => { const r = e.getBoundingClientRect();"
+                " return r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight + 1 && r.right <= innerWidth + 1; })}; }")
+            # every card of the page lies inside the window, readable (>= 14 px)
+            assert now["inside"] and now["font"] >= 14, (size, now)
+            shown[now["page"]] = now["boxes"]
+            if len(shown) == pages:
+                break
+            page.wait_for_timeout(300)
+        seen = [b for n in sorted(shown, key=int) for b in shown[n]]
+        # natural order: live-2 before live-10; all 51, each once
+        assert seen == [f"live-{n}" for n in range(1, 52)], seen[:12]
+        if pages > 1:
+            expect(page.locator("#pager")).to_contain_text("sur")
+        first = page.locator('#tables .live-table[data-box="live-1"]')
+        if first.count() == 0:
+            page.wait_for_selector('#tables .live-table[data-box="live-1"]', timeout=15_000)
+        expect(first).to_contain_text("Le 3e Homme")                 # the title, in the page's language
+        if pages > 1:
+            page.wait_for_selector('#tables .live-table[data-box="live-3"]', timeout=15_000)
+        done = page.locator('#tables .live-table[data-box="live-3"]')
+        expect(done).to_have_class(re.compile("finished"))
+        expect(done).to_contain_text("Terminée")
+        quiet = page.locator('#tables .live-table[data-box="live-5"]')
+        expect(quiet).to_have_class(re.compile("quiet"))
+        expect(quiet).to_contain_text("Calme depuis")
+        assert not missing, missing                                   # the favicon too
+        assert page.evaluate("fetch('/favicon.ico').then(r => r.status)") == 200
+    finally:
+        context.close()

@@ -192,9 +192,21 @@ def test_date_filters(hub_server):
     post(hub_server, key, 2, 0, third_man_log(P4, [0, 3, 0, 0]))
     with connect(hub_server.db) as conn:     # the first game was played a year ago
         conn.execute("UPDATE games SET finished = finished - interval '365 days' WHERE box_game = 1")
+        conn.execute("UPDATE rating_steps SET finished = g.finished FROM games g WHERE g.id = game_id")
     today = time.strftime("%Y-%m-%d", time.gmtime())
+    last_month = time.strftime("%Y-%m-%d", time.gmtime(time.time() - 30 * 86400))
+    everything = league(hub_server)["players"]
+    # The period's league: each player's rating after their last game in it,
+    # and the games they played in it.
     recent = league(hub_server, query=f"&from={today}")["players"]
-    assert recent[0]["name"] == "Ben" and all(p["games"] == 1 for p in recent)
+    assert recent == [dict(p, games=1) for p in everything]
+    old = league(hub_server, query=f"&to={last_month}")["players"]
+    assert old[0]["name"] == "Ann" and all(p["games"] == 1 for p in old)
+    assert old[0]["rating"] > old[1]["rating"] == old[2]["rating"]
+    assert league(hub_server, query="&to=2000-01-01")["players"] == []
+    assert league(hub_server, query=f"&from=2000-01-01&to={today}")["players"] == everything
+    between = league(hub_server, query=f"&from=2000-01-01&to={last_month}")["players"]
+    assert between == old
     assert len(http(hub_server.port, "GET", "/api/players/Ann?to=2000-01-01")[2]["games"]) == 0
     status, _, html = http(hub_server.port, "GET", f"/league/third-man?from={today}")
     assert status == 200 and b"Ben" in html
@@ -221,6 +233,13 @@ def test_live_tables_are_pushed_to_the_big_screen(hub_server):
         assert event == "table" and data["state"]["scores"] == [14, 1, -8, 0]
     finally:
         client.close()
+    from hub.db import connect
+    from test_web_support import wait_until
+
+    def stored():        # the screens are told first; the row follows (the newest state)
+        with connect(hub_server.db) as conn:
+            return conn.execute("SELECT state FROM boxes WHERE name = 'table-1'").fetchone()["state"]
+    assert wait_until(lambda: stored() == moved, 10)
     assert http(hub_server.port, "PUT", "/api/box/state", {"state": 3}, auth)[0] == 400
     status, _, html = http(hub_server.port, "GET", "/tables")
     assert status == 200 and b"tables.js" in html
@@ -270,3 +289,107 @@ def test_the_core_and_the_box_feeder_import_no_database_client():
             "print(sorted(m for m in ('psycopg', 'openskill', 'flask') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr
+
+
+def test_hostile_input_gets_a_clear_4xx_never_a_503(hub_server):
+    key = add_box(hub_server.db, "t")
+    auth = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+    for query in ("from=0001-01-01", "from=9999-12-31", "to=9999-12-31", "from=2000-01-01%00", "to=+20000-01-01",
+                  "from=%ED%A0%80", "from=2024-02-30"):
+        status, _, body = http(hub_server.port, "GET", f"/api/league?game=third-man&{query}")
+        assert status == 400 and ("YYYY-MM-DD" in body["error"] or "address holds" in body["error"]), (query, body)
+    for path in ("/api/players/A%00B", "/api/players/%ED%A0%80", "/league/third-man?from=1-1-1",
+                 "/api/box/assignment?wait=nan"):
+        assert 400 <= http(hub_server.port, "GET", path, headers=auth)[0] < 500, path
+    deep = b"[" * 100_000 + b"]" * 100_000
+    nested = {"from": 0, "lines": [{"type": "x", "a": json.loads("[" * 40 + "]" * 40)}]}
+    bodies = [deep, json.dumps(nested).encode(), b'{"from": 0, "lines": [{"type": "new_game", "game": "a\\u0000"}]}',
+              b'{"from": 0, "lines": [{"type": "new_game", "game": "\\ud800"}]}', b'{"from": NaN, "lines": []}',
+              b'{"from": 0, "lines": [{"type": "bid", "card": 1e400}]}', b"\xff\xfe"]
+    for raw in bodies:
+        status, _, answer = http(hub_server.port, "POST", "/api/box/games/1/lines", raw, auth)
+        assert status == 400 and answer["error"].startswith("the body"), (raw[:40], status, answer)
+        status, _, answer = http(hub_server.port, "PUT", "/api/box/state", raw, auth)
+        assert status == 400 and answer["error"].startswith("the body"), (raw[:40], status, answer)
+    status, _, answer = http(hub_server.port, "PUT", "/api/box/state",
+                             {"game": 1, "state": {"players": ["A\u0000"]}}, auth)
+    assert status == 400 and "NUL" in answer["error"]
+    # A player name holding NUL, sent as a game: refused, nothing stored.
+    line = {"type": "new_game", "game": "third-man", "players": ["A\u0000", "B", "C", "D"]}
+    status, _, answer = http(hub_server.port, "POST", "/api/box/games/1/lines", {"from": 0, "lines": [line]}, auth)
+    assert status == 400
+    assert league(hub_server)["players"] == []
+
+
+def test_migration_two_fills_the_rating_steps_of_an_older_hub(hub_server):
+    """A hub of schema 1 upgraded: each step gets its game, place, date and
+    running count, the same as this version writes them."""
+    from hub.db import connect, migrate
+
+    key = add_box(hub_server.db, "t")
+    for n, tokens in enumerate(([3, 0, 0, 0], [0, 3, 0, 0], [1, 0, 3, 2]), start=1):
+        assert post(hub_server, key, n, 0, third_man_log(P4, tokens))[0] == 200
+    query = "SELECT * FROM rating_steps ORDER BY game_id, player_id"
+    with connect(hub_server.db) as conn:
+        written = conn.execute(query).fetchall()
+        conn.execute("ALTER TABLE rating_steps DROP COLUMN game, DROP COLUMN seq, DROP COLUMN n, DROP COLUMN finished")
+        conn.execute("DROP TABLE tournament_notices")
+        conn.execute("DROP TABLE tournament_results")
+        conn.execute("ALTER TABLE tournaments DROP COLUMN seated_repeats, DROP COLUMN seated_exact")
+        conn.execute("UPDATE schema_version SET version = 1")
+        assert migrate(conn) == 2
+        assert conn.execute(query).fetchall() == written
+    assert [p["games"] for p in league(hub_server, query="&from=2000-01-01")["players"]] == [3, 3, 3, 3]
+
+
+def test_the_live_path_never_waits_behind_the_catch_up(hub_server):
+    """Every connection of the boxes' pool taken (boxes catching up after an
+    outage): a box's table still reaches the big screen, and its newest
+    state is the one stored."""
+    from test_web_support import SSEClient, wait_until
+
+    key = add_box(hub_server.db, "table-1")
+    auth = {"Authorization": f"Bearer {key}"}
+    pool = hub_server.app.extensions["hub"]["pool"]
+    client = SSEClient(hub_server.port, "/api/tables/events")
+    taken, release = [], threading.Event()
+
+    def hold():
+        with pool.connection():
+            taken.append(1)
+            release.wait(30)
+    holders = [threading.Thread(target=hold, daemon=True) for _ in range(8)]     # the pool's size (create_app)
+    for t in holders:
+        t.start()
+    try:
+        assert client.next_event(5)[0] == "tables"
+        assert wait_until(lambda: len(taken) == 8, 10)
+        stuck = []
+        threading.Thread(target=lambda: stuck.append(post(hub_server, key, 1, 0, third_man_log(P4, [3, 0, 0, 0]))),
+                         daemon=True).start()
+        for n in range(5):
+            status, _, _ = http(hub_server.port, "PUT", "/api/box/state", {"game": 1, "state": {"n": n}}, auth)
+            assert status == 200
+            event, data = client.next_event(5)[:2]
+            assert event == "table" and data["state"] == {"n": n}
+        assert stuck == []                  # the catch-up post is still waiting for a connection
+        status, _, body = http(hub_server.port, "GET", "/api/tables")
+        assert status == 200 and body["tables"][0]["state"] == {"n": 4}
+    finally:
+        release.set()
+        client.close()
+    for t in holders:
+        t.join(10)
+    assert wait_until(lambda: len(stuck) == 1, 10) and stuck[0][0] == 200
+
+
+def test_a_league_page_shows_a_bounded_number_of_rows(hub_server, monkeypatch):
+    import hub.app
+
+    key = add_box(hub_server.db, "t")
+    post(hub_server, key, 1, 0, third_man_log(P4, [3, 2, 1, 0]))
+    monkeypatch.setattr(hub.app, "PAGE_ROWS", 2)
+    status, _, html = http(hub_server.port, "GET", "/league/third-man?lang=en")
+    assert status == 200 and b"Ann" in html and b"Ben" in html and b"Dan" not in html
+    assert b"Only the first 2 players are shown here." in html
+    assert len(league(hub_server)["players"]) == 4                  # the API has them all

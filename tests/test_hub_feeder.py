@@ -298,3 +298,69 @@ def test_a_hub_that_never_answers_does_not_hold_up_the_table(boxes):
         for conn, _ in accepted:
             conn.close()
         black_hole.close()
+
+
+def test_a_result_taken_back_at_the_table_is_taken_back_in_the_league(hub_server, boxes):
+    """A match re-decided at the table after its finish reaches the league
+    with its new winner, once, and the ratings equal a from-scratch rerate."""
+    from hub.db import connect
+    from hub.league import rerate
+    from hub_support import third_man_retaken
+
+    box = boxes(hub_url(hub_server), add_box(hub_server.db, "one"), rescan=0.2)
+    first = third_man_log(P4, [3, 2, 1, 0])
+    box.play(first)
+    assert wait_until(lambda: games_played(hub_server) == 1, 15)
+    assert league(hub_server)[0]["name"] == "Ann"
+    assert wait_until(lambda: box.feeder.status()["behind"]["games"] == 0, 10)
+    retaken = third_man_retaken(P4, [3, 2, 1, 0], 1)
+    box.play(retaken[len(first):len(first) + 8])            # eight undos: the last round is taken back
+    assert not box.session.public()["finished"]
+    assert wait_until(lambda: games_played(hub_server) == 0, 15)   # no longer a result in the league
+    box.play(retaken[len(first) + 8:])                       # played again: Ben takes the match
+    assert box.session.public()["winner"] == [1]
+    assert wait_until(lambda: games_played(hub_server) == 1 and league(hub_server)[0]["name"] == "Ben", 15), \
+        league(hub_server)
+    with connect(hub_server.db) as conn:
+        assert conn.execute("SELECT count(*) AS n FROM games").fetchone()["n"] == 1
+        assert conn.execute("SELECT lines FROM games").fetchone()["lines"] == len(retaken)
+        before = conn.execute("SELECT * FROM ratings ORDER BY player_id").fetchall()
+        rerate(conn)
+        assert conn.execute("SELECT * FROM ratings ORDER BY player_id").fetchall() == before
+
+
+def test_a_seated_table_reaches_an_idle_box_at_once(hub_server, boxes):
+    """The box listens to the hub (a long poll): the offer comes without
+    waiting for the feeder's rescan, also while the box holds an abandoned
+    game with an unrevealed entry."""
+    from hub import tournament
+    from hub.db import connect
+
+    key = add_box(hub_server.db, "t1")
+    box = boxes(hub_url(hub_server), key, rescan=3600)       # the worker alone would not look for an hour
+    log = third_man_log(P4, [3, 0, 0, 0])
+    box.play(log[:3])              # an abandoned game: its last bid is a secret never revealed
+    assert wait_until(lambda: box.feeder.status()["reachable"] is True, 10)
+    time.sleep(0.5)                # the long poll is waiting now
+    with connect(hub_server.db) as conn:
+        tid = tournament.create(conn, "Cup", "third-man", ["Eve", "Fay", "Gus", "Hal"], ["t1"])
+        tournament.seat_round(conn, tid)
+    assert wait_until(lambda: box.feeder.status()["offer"] is not None, 10), box.feeder.status()
+    assert box.feeder.status()["offer"]["players"] == ["Eve", "Fay", "Gus", "Hal"]
+
+
+def test_a_log_changed_other_than_by_growing_replaces_the_hubs_copy(hub_server, boxes):
+    """Should a stored log change in place (a store rewritten), the box sees
+    that the hub's lines are no longer a prefix of its own and sends the
+    whole log with ``replace``."""
+    box = boxes(hub_url(hub_server), add_box(hub_server.db, "one"), rescan=0.2)
+    box.play(third_man_log(P4, [3, 0, 0, 0]))
+    assert wait_until(lambda: games_played(hub_server) == 1 and league(hub_server)[0]["name"] == "Ann", 15)
+    assert wait_until(lambda: box.feeder.status()["behind"]["games"] == 0, 10)
+    gid = box.session.game_id
+    other = [dump_action(a) for a in third_man_log(P4, [0, 3, 0, 0])]
+    box.store.rewrite(gid, other)
+    box.store.db.execute("UPDATE games SET updated = updated + 1 WHERE id = ?", (gid,))
+    box.feeder.wake()
+    assert wait_until(lambda: league(hub_server)[0]["name"] == "Ben", 15), league(hub_server)
+    assert games_played(hub_server) == 1

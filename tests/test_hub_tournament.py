@@ -130,3 +130,85 @@ def test_byes_go_round_and_late_arrivals_join_the_next_round(hub_server):
             assert "nowhere" in str(exc)
         else:
             raise AssertionError("a tournament at an unknown box was created")
+
+
+def _brute_force(n, size, met):
+    """Every split of 0 … n-1 into tables of ``size``: the fewest repeats."""
+    def splits(left):
+        if not left:
+            yield []
+            return
+        for combo in combinations(left[1:], size - 1):
+            table = (left[0], *combo)
+            rest = [p for p in left if p not in table]
+            for more in splits(rest):
+                yield [table, *more]
+    return min(sum(met(a, b) for t in s for a, b in combinations(t, 2)) for s in splits(list(range(n))))
+
+
+def test_seating_makes_the_fewest_repeat_pairings_there_are():
+    import random
+
+    from hub.tournament import seat_tables
+
+    rng = random.Random(5)
+    for n, size in ((12, 4), (8, 4), (12, 3), (10, 2), (12, 2), (9, 3)):
+        for _ in range(4):
+            history = {frozenset(p): rng.choice([0, 0, 1, 1, 2]) for p in combinations(range(n), 2)}
+            met = lambda i, j: history[frozenset((i, j))]  # noqa: E731
+            tables, repeats, exact = seat_tables(n, [size] * (n // size), met)
+            assert exact and sorted(p for t in tables for p in t) == list(range(n))
+            assert repeats == sum(met(a, b) for t in tables for a, b in combinations(t, 2))
+            assert repeats == _brute_force(n, size, met), (n, size)
+
+
+def test_more_tables_than_boxes_is_refused_and_the_commands_print_tables(hub_server, companion_cmd):
+    import json
+
+    for name in ("live-1", "live-2", "live-10"):
+        add_box(hub_server.db, name)
+    players = ",".join(f"P{i:02}" for i in range(1, 13))
+    assert hub_cmd(companion_cmd, hub_server, "tournament", "create", "Cup", "--game", "third-man",
+                   "--players", players, "--boxes", "live-1,live-2").returncode == 0
+    out = hub_cmd(companion_cmd, hub_server, "tournament", "seat", "1")
+    assert out.returncode == 1 and "3 tables" in out.stderr and "2 box" in out.stderr
+    assert hub_cmd(companion_cmd, hub_server, "tournament", "boxes", "1", "live-1,live-2,live-10").returncode == 0
+    out = hub_cmd(companion_cmd, hub_server, "tournament", "seat", "1")
+    assert out.returncode == 0, out.stderr
+    assert "Table 3 at live-10" in out.stdout and "seat 1: P09" in out.stdout and "seat 0" not in out.stdout
+    assert "Repeat pairings: 0 (the fewest possible)" in out.stdout
+    out = hub_cmd(companion_cmd, hub_server, "tournament", "show", "1")
+    assert out.returncode == 0 and "Player" in out.stdout and "seat 4: P12" in out.stdout and "{" not in out.stdout
+    data = json.loads(hub_cmd(companion_cmd, hub_server, "tournament", "show", "1", "--json").stdout)
+    assert data["rounds"][0]["tables"][2]["players"] == ["P09", "P10", "P11", "P12"]
+    assert json.loads(hub_cmd(companion_cmd, hub_server, "tournament", "seat", "1", "--json").stdout or "{}") == {}
+    status, _, html = http(hub_server.port, "GET", "/tournaments/1")
+    assert status == 200 and b'<ol start="0">' not in html
+
+
+def test_tables_beyond_the_boxes_get_the_organisers_result(hub_server, companion_cmd):
+    from hub import tournament
+    from hub.db import connect
+
+    keys = {name: add_box(hub_server.db, name) for name in ("t1", "t2")}
+    players = ",".join(f"P{i:02}" for i in range(1, 13))
+    assert hub_cmd(companion_cmd, hub_server, "tournament", "create", "Cup", "--game", "third-man",
+                   "--players", players, "--boxes", "t1,t2").returncode == 0
+    out = hub_cmd(companion_cmd, hub_server, "tournament", "seat", "1", "--without-boxes")
+    assert out.returncode == 0 and "Table 3 without a box" in out.stdout, out.stderr
+    play_round(hub_server, keys, {})
+    again = hub_cmd(companion_cmd, hub_server, "tournament", "seat", "1")
+    assert again.returncode == 1 and "1 table(s) without a result" in again.stderr
+    bad = hub_cmd(companion_cmd, hub_server, "tournament", "result", "1", "3", "--order", "P09,P10,P11,P01")
+    assert bad.returncode == 1 and "P09, P10, P11, P12" in bad.stderr
+    bad = hub_cmd(companion_cmd, hub_server, "tournament", "result", "1", "1", "--order", "P01,P02,P03,P04")
+    assert bad.returncode == 1 and "from the box" in bad.stderr
+    out = hub_cmd(companion_cmd, hub_server, "tournament", "result", "1", "3", "--order", "P12,P11,P10,P09",
+                  "--points", "3,2,1,0")
+    assert out.returncode == 0, out.stderr
+    with connect(hub_server.db) as conn:
+        points = {s["name"]: s for s in tournament.standings(conn, 1)}
+        assert points["P12"]["points"] == 3 and points["P12"]["wins"] == 1 and points["P09"]["played"] == 1
+        assert tournament.view(conn, 1)["rounds"][0]["tables"][2]["done"] is True
+    assert hub_cmd(companion_cmd, hub_server, "tournament", "seat", "1", "--without-boxes").returncode == 0
+    assert "entered: P12, P11, P10, P09" in hub_cmd(companion_cmd, hub_server, "tournament", "show", "1").stdout

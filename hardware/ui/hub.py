@@ -27,7 +27,7 @@ from .. import draw as d
 from ..draw import Canvas
 from .menus import Layer
 
-POLL_S = 3.0        # how often the box looks at the feeder's status (a dict read, no I/O)
+POLL_S = 1.0        # how often the box looks at the feeder's status (a dict read, no I/O): an offer shows within 2 s
 
 
 def status(app) -> dict | None:
