@@ -13,6 +13,16 @@ from box_support import make_box, mock_factory, shows  # noqa: F401 (fixtures)
 from hub_support import add_box, free_port, hub_db, hub_server, pg_server, running_hub, third_man_log  # noqa: F401
 from test_web_support import wait_until
 
+
+@pytest.fixture(autouse=True)
+def presses_act_at_once(monkeypatch):
+    """An offer comes up by itself, and the box drops a press that follows
+    such a move within a second (tests/test_box_moved_guard.py): these tests
+    press at once, as a player who has read the offer would."""
+    import hardware.ui.app as app_module
+
+    monkeypatch.setattr(app_module, "MOVED_GUARD_S", 0.0)
+
 P4 = ["Dan", "Chloé", "Ben", "Ann"]
 
 
