@@ -491,6 +491,10 @@ class Canvas:
             width -= iw + 3
             end -= iw + 3
         if right:
+            # The right part never pushes the label out: it gets what the
+            # label (up to half the row) leaves.
+            keep = min(text_width(text, font), width // 2)
+            right = fit(right, font, max(width - keep - 3, text_width(ELLIPSIS, font)))
             width -= self.text(end, baseline, right, font, fill=fg, anchor="rs") + 3
         self.text(LEFT, baseline, fit(text, font, width), font, fill=fg, anchor="ls")
 

@@ -240,8 +240,9 @@ def pass_screen(c: Canvas, header: str, header_right: str, done: list[str], name
     font = d.largest_fitting(name, width, fonts)
     shown = short_name(name, everyone, width, font)
     if getattr(c, "mirror", False):
+        top, bottom = d.line_extent(font)
         c.center(prompt_y, shown, font)
-        c.center(name_y, _("is choosing\u2026"), d.SMALL)
+        c.center(prompt_y + d.ascent(font) + bottom + 1, _("is choosing\u2026"), d.SMALL)
         return
     c.center(prompt_y, _("Pass the box to"), d.SMALL)
     c.center(name_y, shown, font)
