@@ -135,8 +135,9 @@ class Controller:
 # -- shared drawing --------------------------------------------------------------
 
 def lead_marker(c: Canvas, x: int, y: int, fill=d.ON) -> None:
-    """The ▶ icon, 4 px wide and 7 high from x, y (who leads)."""
-    c.icon(x, y, "play", fill)
+    """The ▶ icon, 4 px wide and 7 high from x, y (who leads); never on the
+    panel's clear edge column."""
+    c.icon(max(x, d.MARGIN), y, "play", fill)
 
 
 def short_name(name: str, others=(), width: int = d.WIDTH - 2 * d.MARGIN, font=d.BODY) -> str:
