@@ -460,8 +460,10 @@ class Canvas:
         """The top line (rows 1-12) with a rule under it (row 13)."""
         width = WIDTH - 2 * MARGIN
         if right:
-            width -= self.right(WIDTH - MARGIN + 1, HEADER_Y, right, SMALL) + 2
-        self.text_fit(MARGIN, HEADER_Y, left, width, SMALL)
+            width -= text_width(right, SMALL) + 2
+        self.text_fit(MARGIN, HEADER_Y, left, width, SMALL)      # the title first: texts[0]
+        if right:
+            self.right(WIDTH - MARGIN + 1, HEADER_Y, right, SMALL)
         self.hline(0, WIDTH - 1, RULE_Y)
 
     def footer(self, text: str) -> None:
