@@ -188,6 +188,8 @@ def test_sloppy_seconds(gallery):
     g.snap("sloppy_seconds_game_over")
 
 
+@pytest.mark.xfail(strict=True, reason="stage 2 of issue 19: in the pixel font FIGHT?'s hint screen wraps to "
+                   "more lines and loses its hint line (fight.py lays it out again); its pictures are stale")
 def test_fight(gallery):
     g, s = gallery, gallery.session
     s.submit({"type": "new_game", "game": "fight", "players": ["Ann", "Ben", "Chloé"]})
@@ -257,6 +259,8 @@ def yenta_step(g) -> None:
         g.web({"type": "last", "seat": p["turn"], "dice": [6] * p["dice"][p["turn"]]})
 
 
+@pytest.mark.xfail(strict=True, reason="stage 2 of issue 19: in the pixel font Diabolo cuts 'Which colour?' and "
+                   "'positive : doubles permis' (diabolo.py lays them out again); its pictures are stale")
 def test_diabolo(gallery):
     g, s = gallery, gallery.session
     s.submit({"type": "new_game", "game": "diabolo", "players": ["Ann", "Ben", "Chloé"]})
