@@ -460,6 +460,10 @@ class Canvas:
         """The top line (rows 1-12) with a rule under it (row 13)."""
         width = WIDTH - 2 * MARGIN
         if right:
+            # The title says what the screen asks: it stays whole, and the
+            # right-hand part (a count, a round) gives way first.
+            keep = min(text_width(left, SMALL), width - 2 * text_width("00", SMALL))
+            right = fit(right, SMALL, width - keep - 2)
             width -= text_width(right, SMALL) + 2
         self.text_fit(MARGIN, HEADER_Y, left, width, SMALL)      # the title first: texts[0]
         if right:

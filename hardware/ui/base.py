@@ -195,17 +195,17 @@ def legend_header(c: Canvas, title: str, word: str, short: str | None = None) ->
     c.hline(0, d.WIDTH - 1, d.RULE_Y)
 
 
-def names_with_icon(c: Canvas, y: int, names: list[str], icon: str, others=(), font=d.STRONG) -> None:
-    """A centred line of names, each followed by ``icon`` ("Li ✓ Ingrid ✓"):
-    every name is shown, abbreviated (distinctly) when they do not all fit."""
+def names_with_mark(c: Canvas, y: int, names: list[str], mark: str = "\u2713", others=(), font=d.STRONG) -> None:
+    """A centred line of names, each followed by ``mark`` ("Li ✓  Ingrid ✓",
+    the mark drawn as its icon): every name is shown, the longest ones
+    abbreviated first (distinctly, :func:`short_name`) when they do not all fit."""
     if not names:
         return
-    gap = d.text_width(" ", font) * 2
+    gap = d.text_width(" ", font)
     room = d.WIDTH - 2 * d.MARGIN
-    each = d.icon_width(icon) + 1
 
     def total(shown):
-        return sum(d.text_width(n, font) + each for n in shown) + gap * (len(shown) - 1)
+        return sum(d.text_width(f"{n} {mark}", font) for n in shown) + gap * (len(shown) - 1)
 
     shown = list(names)
     limits = [d.text_width(n, font) for n in names]
@@ -215,8 +215,7 @@ def names_with_icon(c: Canvas, y: int, names: list[str], icon: str, others=(), f
         shown[longest] = short_name(names[longest], others or names, limits[longest], font)
     x = (d.WIDTH - total(shown)) // 2
     for n in shown:
-        x += c.text(x, y, n, font) + 1
-        x += c.icon_in_line(x, y, icon) + gap
+        x += c.text(x, y, f"{n} {mark}", font) + gap
 
 
 def pass_screen(c: Canvas, header: str, header_right: str, done: list[str], name: str, hint: str = "",
@@ -233,7 +232,7 @@ def pass_screen(c: Canvas, header: str, header_right: str, done: list[str], name
     everyone = list(others) or list(done) + [name]
     rows = [d.ROW_Y + i * d.PITCH for i in range(3)]
     if done:
-        names_with_icon(c, rows[0], done, "check", everyone)
+        names_with_mark(c, rows[0], done, "\u2713", everyone)
         prompt_y, name_y, fonts = rows[1], rows[2], (d.STRONG,)
     else:
         prompt_y, name_y, fonts = rows[0] + 2, rows[1] + 2, (d.BIG, d.TITLE, d.STRONG)
