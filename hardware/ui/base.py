@@ -44,6 +44,7 @@ screen (public scores only).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -162,6 +163,12 @@ def short_name(name: str, others=(), width: int = d.WIDTH - 2 * d.MARGIN, font=d
         if not any(r.startswith(prefix.casefold()) for r in rivals):
             return candidate
         break       # shorter prefixes are shared too
+    # The beginning is shared ("Marc-…"): the initials of its parts ("M-A."),
+    # distinct when the parts differ.
+    initials = re.sub(r"(\w)\w*", r"\1", name).replace(" ", "") + "."
+    if d.text_width(initials, font) <= width and initials.casefold() not in [
+            re.sub(r"(\w)\w*", r"\1", r).replace(" ", "") + "." for r in rivals]:
+        return initials
     return best or name[:1] + "."
 
 
@@ -209,7 +216,7 @@ def names_with_mark(c: Canvas, y: int, names: list[str], mark: str = "\u2713", o
 
     shown = list(names)
     limits = [d.text_width(n, font) for n in names]
-    while total(shown) > room and max(limits) > 12:
+    while total(shown) > room and max(limits) > 0:
         longest = limits.index(max(limits))          # the longest name gives way first
         limits[longest] -= 1
         shown[longest] = short_name(names[longest], others or names, limits[longest], font)
