@@ -188,8 +188,6 @@ def test_sloppy_seconds(gallery):
     g.snap("sloppy_seconds_game_over")
 
 
-@pytest.mark.xfail(strict=True, reason="stage 2 of issue 19: in the pixel font FIGHT?'s hint screen wraps to "
-                   "more lines and loses its hint line (fight.py lays it out again); its pictures are stale")
 def test_fight(gallery):
     g, s = gallery, gallery.session
     s.submit({"type": "new_game", "game": "fight", "players": ["Ann", "Ben", "Chloé"]})
