@@ -297,6 +297,35 @@ ICONS = {
              "##.##",
              "##.##",
              "#####"),
+    # The four suits (Sloppy Seconds): Terminus's own are a few pixels at
+    # 12 px (its ♦ a dot).
+    "spade": ("...#...",
+              "..###..",
+              ".#####.",
+              "#######",
+              "#######",
+              ".#.#.#.",
+              "..###.."),
+    "heart": (".##.##.",
+              "#######",
+              "#######",
+              ".#####.",
+              "..###..",
+              "...#..."),
+    "diamond": ("...#...",
+                "..###..",
+                ".#####.",
+                "#######",
+                ".#####.",
+                "..###..",
+                "...#..."),
+    "club": ("..###..",
+             "..###..",
+             "#######",
+             "#######",
+             "##.#.##",
+             "...#...",
+             "..###.."),
     "star": ("...#...",
              "..###..",
              "#######",
@@ -310,7 +339,8 @@ ICONS = {
 # Characters a screen may write in its text ("Li ✓", "Secret round ▸", "3●"):
 # the canvas draws each as its icon, at the pixel, in the line's capital rows.
 ICON_CHARS = {"\u2713": "check", "\u25b8": "play", "\u25b6": "play", "\u25b2": "up", "\u25b4": "up",
-              "\u25bc": "down", "\u25be": "down", "\u25cf": "token", "\u2605": "star", "\U0001f512": "lock"}
+              "\u25bc": "down", "\u25be": "down", "\u25cf": "token", "\u2605": "star", "\U0001f512": "lock",
+              "\u2660": "spade", "\u2665": "heart", "\u2666": "diamond", "\u2663": "club"}
 
 
 @lru_cache(maxsize=64)
