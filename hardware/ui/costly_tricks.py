@@ -5,18 +5,20 @@ Ben's dummy); scores, tricks and tokens are per side (player + dummy).
 
 Screens (``self.mode``), re-derived from the public state after a change:
 
-``deal``       "Who has the red 0?": the four seats; OK deals (that seat leads).
+``deal``       "Who has the red 0?": the four seats (three lines: the list
+               scrolls, ▶ at the cursor); OK deals (that seat leads).
 ``trick``      the hand and the next trick's entry on one screen: both sides
                with their tokens (dots), tricks and hand points, a triangle at
-               the side that leads (hollow when its dummy leads), then two
-               fields: *Won by* (the cursor starts on the seat that leads, i.e.
-               the last trick's winner) and *Points*.  UP/DOWN cycle the seat
+               the side that leads (hollow when its dummy leads), then one
+               entry line for two fields in turn: *Won by* (the cursor starts
+               on the seat that leads, i.e. the last trick's winner) and
+               *Points* (the header then says who won the trick).  UP/DOWN cycle the seat
                (wrapping: two presses at most), OK goes to the points, which
                start at the hand's expected value (the points still out divided
                by the tricks left) and are entered ±5 then ±1 (see
                :mod:`.number_entry`), within what the 220 check still allows.
-               The 11th trick's points are forced (220 minus the others): OK on
-               *Won by* enters it at once.  BACK steps back a field; on *Won
+               The 11th trick's points are forced (220 minus the others; the
+               header says them): OK on *Won by* enters it at once.  BACK steps back a field; on *Won
                by* it opens the menu.
 ``hand_end``   the hand's token and both sides' tricks and points; any
                button (or REVEAL_S) goes on to the next deal (BACK opens the
