@@ -2,8 +2,10 @@
 
 The screen is a grid: one column per coin value (largest left) and Σ under
 the header's labels, then three lines (the panel's grid holds no more): the
-seat to play (▶), the next seat holding coins, the table; "+N" at the top
-left counts the seats holding coins further on.  The bottom line is the entry.
+seat to play (▶), the other seat holding coins, the table.  With three or
+more seats holding coins, the others share the middle line, each its name
+and its purse's value (Σ), in turn order; "+N" at the top left counts any
+past three.  The bottom line is the entry.
 
 ``play``     the seat to play picks its coin: the cursor is a lit cell in its
              row, starting on its largest coin; DOWN = next smaller coin, UP =
@@ -47,7 +49,7 @@ from .base import Controller, UndoStep, center_named, hint_line, lead_marker, sh
 
 HINT = "hint"
 NAME_W = 40          # the name column (the ▶ and a name)
-SUM_W = 22           # the Σ column (three digits and a gap)
+SUM_W = 24           # the Σ column (three digits and a clear gap)
 # The grid's lines: the labels (coin values) as the header, three lines on
 # the 12-row pitch (14, 26, 38: the seats, then the table), and the entry
 # on a bar at the bottom (rows 50-63) that stands for the hint line.  A lit
@@ -55,6 +57,8 @@ SUM_W = 22           # the Σ column (three digits and a gap)
 # below (their ink starts two rows down), never over a name.
 LINES = [d.ROW_Y + i * d.LINE for i in range(d.ROWS_ABOVE_HINT)]
 ROWS = len(LINES)    # grid rows: the seats shown and the table
+OTHERS = 3           # with three seats or more holding coins: the others on one line, name and Σ
+GAP = 6              # between two of them
 ENTRY_Y = d.HINT_Y   # the entry line's top: its bar takes rows 50-63
 TEXT_LINES = [d.ROW_Y + i * d.LINE for i in range(d.ROWS_ABOVE_HINT)]   # the hint and end screens
 POLL_S = 0.1         # while a hint is being searched: look for the answer, move the dots
@@ -262,18 +266,23 @@ class FightController(Controller):
         mover = p["turn"]
         order = [(mover + k) % len(p["players"]) for k in range(len(p["players"]))]
         holding = [s for s in order if p["scores"][s] > 0 or s == mover]
-        seats = holding[:ROWS - 1]
-        if len(holding) > len(seats):
-            # Seats further on, not shown ("+2"): the rows show who plays and who is next.
-            c.text(d.MARGIN, d.HEADER_Y, f"+{len(holding) - len(seats)}", d.SMALL)
+        # Two seats holding coins: a grid row each.  More: the seat to play
+        # keeps its row and the others share one, name and Σ each (every
+        # purse's value on the screen, up to four seats; "+N" counts any further).
+        seats = holding[:ROWS - 1] if len(holding) <= ROWS - 1 else holding[:1]
+        others = [] if len(holding) <= ROWS - 1 else holding[1:1 + OTHERS]
+        if len(holding) > len(seats) + len(others):
+            c.text(d.MARGIN, d.HEADER_Y, f"+{len(holding) - len(seats) - len(others)}", d.SMALL)
         c.hline(0, d.WIDTH - 1, d.RULE_Y)
+        if others:
+            self._draw_others(c, p, others, LINES[1])
         purse_after, table_after = self._after(p)
         slots = self._slots()
         lit = slots[self.slot] if self.mode == "play" and slots[self.slot] != HINT else None
         rows = [(p["players"][s], purse_after if s == mover else p["coins"][s], s == mover) for s in seats]
         rows.append((_("Table"), table_after, False))
         for i, (label, counts, is_mover) in enumerate(rows):
-            y = LINES[i]
+            y = LINES[i] if i < len(seats) else LINES[-1]
             if is_mover:
                 lead_marker(c, d.MARGIN, y + 2)
             name_x = d.MARGIN + d.icon_width("play") + 1
@@ -295,6 +304,21 @@ class FightController(Controller):
         else:
             line, right = self._named(_("{name} plays {coin}"), name, p, "\u25b8", coin=lit), "\u25b8"
         c.row(ENTRY_Y, line, True, right=right, font=d.SMALL)
+
+    @staticmethod
+    def _draw_others(c: Canvas, p: dict, seats: list[int], y: int) -> None:
+        """The seats after the one to play on one line, in turn order: each
+        its name (abbreviated distinctly) and "Σ" its purse's value, so that
+        the value does not read as a count of the coin column above it."""
+        players = p["players"]
+        x_start = d.MARGIN + d.icon_width("play") + 1          # under the names of the grid
+        slot = (d.WIDTH - d.MARGIN - x_start + GAP) // len(seats)
+        for i, seat in enumerate(seats):
+            x0 = x_start + i * slot
+            total = "\u03a3" + d.number(p["scores"][seat])
+            room = slot - GAP - d.text_width(total, d.BODY) - 3
+            x = x0 + c.text(x0, y, short_name(players[seat], players, room), d.BODY) + 2
+            c.text(x, y, total, d.BODY)
 
     @staticmethod
     def _named(template: str, name: str, p: dict, right: str, **more) -> str:
