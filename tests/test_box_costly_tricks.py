@@ -47,11 +47,12 @@ def enter_trick(box, session, winner: int, points: int) -> int:
     p = session.public()
     ctrl = box.app.controller
     assert ctrl.mode == "trick" and ctrl.field == 0
-    shows(box, f"trick {sum(p['tricks']) + 1}/11", "Won by")
+    shows(box, f"trick {sum(p['tricks']) + 1}/11" if sum(p["tricks"]) < 10 else "Last trick", "Won by")
     press_all(box, seat_moves(ctrl.cursor, winner))
     shows(box, SEATS[winner])
     box.press("ok")
     if sum(p["tricks"]) < 10:
+        shows(box, f"Won by {SEATS[winner]}", "Points")    # the header keeps who won the trick
         press_all(box, ctrl.points.keys_to(points))
     after = session.public()
     assert sum(after["tricks"]) == sum(p["tricks"]) + 1 or len(after["hands"]) > len(p["hands"])
@@ -127,7 +128,10 @@ def test_a_whole_match_from_the_menu(box, session):
 def test_presses_per_trick(box, session):
     start_match(box, session)
     assert deal(box, 0) == 1                               # seat 0 holds the red 0: OK
-    shows(box, "Hand 1 · trick 1/11", "Points ±5", "20")   # the lead, the hand's average
+    shows(box, "Hand 1 · trick 1/11", "Won by", "Ann")     # the lead
+    box.press("ok")
+    shows(box, "Points ±5", "20")                          # the hand's average
+    box.press("back")
     assert enter_trick(box, session, 0, 20) == 3           # the likely winner, the average: OK OK OK
     assert enter_trick(box, session, 0, 23) == 6           # OK, OK, UP×3, OK
     assert enter_trick(box, session, 2, 37) == 10          # DOWN×2, OK, UP×3 (35), OK, UP×2, OK
@@ -136,7 +140,7 @@ def test_presses_per_trick(box, session):
     for _ in range(7):
         enter_trick(box, session, 1, 15)
     # The 11th trick: its points are the rest of 220, OK on the seat enters it.
-    shows(box, "trick 11/11", "Points (the rest)", str(220 - 80 - 105))
+    shows(box, f"Last trick: {220 - 80 - 105} points", "Won by")
     assert enter_trick(box, session, 1, 0) == 1
     assert session.public()["hands"][0]["points"] == [20, -20]
 

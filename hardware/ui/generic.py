@@ -11,7 +11,7 @@ from companion.i18n import _
 
 from .. import draw as d
 from ..draw import Canvas
-from .base import Controller, hint_line, score_rows
+from .base import Controller, hint_line, short_name
 
 ROWS = 3
 
@@ -39,6 +39,7 @@ class GenericController(Controller):
         players = p.get("players") or []
         scores = p.get("scores") or [0] * len(players)
         winners = set(p.get("winner") or ())
-        score_rows(c, players, scores, self.first, rows=ROWS,
-                   right_of=lambda s: ("\u2605 " if s in winners else "") + d.number(scores[s]))
+        for i, seat in enumerate(range(self.first, min(len(players), self.first + ROWS))):
+            c.row(d.ROW_Y + i * d.PITCH, short_name(players[seat], players, 80), False,
+                  right=d.number(scores[seat]), icon="star" if seat in winners else None)
         hint_line(c, _("Use a phone · BACK: menu"))

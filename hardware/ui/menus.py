@@ -55,8 +55,8 @@ from ..draw import Canvas
 
 log = logging.getLogger("hardware.ui")
 
-ROW_H = 12
-ROWS = 4
+ROW_H = d.LINE
+ROWS = 3            # text rows on the grid's pitch under the header (d.ROW_Y + i * d.PITCH)
 
 # Each language named in itself: found whatever the screen speaks now.
 LANGUAGE_NAMES = {"en": "English", "fr": "Français"}
@@ -111,7 +111,7 @@ class ListLayer(Layer):
         c.header(self.title, f"{self.cursor + 1}/{len(rows)}" if len(rows) > ROWS else "")
         first = max(0, min(self.cursor - ROWS + 2, len(rows) - ROWS)) if self.cursor >= ROWS - 1 else 0
         for i, (label, right) in enumerate(rows[first:first + ROWS]):
-            c.row(14 + i * ROW_H, label, first + i == self.cursor, height=ROW_H, right=right)
+            c.row(d.ROW_Y + i * d.PITCH, label, first + i == self.cursor, height=ROW_H, right=right)
 
 
 class MainMenu(ListLayer):

@@ -34,7 +34,7 @@ from companion.i18n import N_, _
 
 from .. import draw as d
 from ..draw import Canvas
-from .base import REVEAL_S, Controller, UndoStep, center_named, hint_line, lead_marker, legend_header
+from .base import REVEAL_S, Controller, UndoStep, center_named, hint_line, lead_marker, legend_header, short_name
 from .number_entry import Stepper
 
 SUITS = "SHDC"
@@ -45,6 +45,40 @@ SUIT_POINTS = 91
 def suit_total(suit: str, seats: int) -> int:
     """What a suit's totals add up to: 91, or 89 for diamonds with 3 players (no 2D)."""
     return SUIT_POINTS - 2 if seats == 3 and suit == "D" else SUIT_POINTS
+
+
+# The grid's three rows under the header (14, 27, 40) and its two columns
+# (cells of 60 px, a rule between them): three seats take a row each, four
+# take two seats a row, so that every total is on the screen at once.
+ROWS = [d.ROW_Y + i * d.PITCH for i in range(d.ROWS_ABOVE_HINT)]
+COLUMNS = [(d.MARGIN, 60), (67, d.WIDTH - d.MARGIN - 1)]   # inclusive x ranges
+SEPARATOR_X = 63
+
+
+def separator(c: Canvas, rows: int) -> None:
+    """The dotted rule between the two columns, down ``rows`` rows."""
+    top, bottom = d.ROW_Y, d.ROW_Y + rows * d.PITCH - 2
+    c.shape((SEPARATOR_X, top, SEPARATOR_X + 1, bottom + 1),
+            lambda draw: [draw.point((SEPARATOR_X, y), fill=d.ON) for y in range(top + 1, bottom + 1, 2)])
+
+
+def cells(n: int) -> list[tuple[int, int, int]]:
+    """(x0, x1, y) of each of ``n`` places: a full row each for three or
+    fewer, else two a row."""
+    if n <= len(ROWS):
+        return [(d.MARGIN, d.WIDTH - d.MARGIN - 1, ROWS[i]) for i in range(n)]
+    return [(*COLUMNS[i % 2], ROWS[i // 2]) for i in range(n)]
+
+
+def dealer_mark(c: Canvas, x: int, y: int) -> int:
+    """The dealer's "D", inverted in a box that keeps a lit pixel round its
+    letter; ``y`` is the line's top.  Returns the width it takes."""
+    label = _("D")
+    box = d.ink_box(label, d.BODY)
+    w = box[2] - box[0]
+    c.fill(x, y + d.BASELINE + box[1] - 1, x + w + 1, y + d.BASELINE + box[3])
+    c.text(x + 1 - box[0], y, label, d.BODY, fill=d.OFF)
+    return w + 2
 
 
 def _target_choices(players):
@@ -204,21 +238,35 @@ class SloppySecondsController(Controller):
             parts.append(_("trump {suit}", suit=SYMBOLS[p["trump"]]))
         return " · ".join(parts)
 
-    def _seat_rows(self, c: Canvas, p: dict, right_of, lead: int | None = None) -> None:
-        step = 10 if len(p["players"]) <= 4 else 8
-        for seat, name in enumerate(p["players"]):
-            y = 13 + seat * step
+    def _seat_rows(self, c: Canvas, p: dict, right_of, lead: int | None = None, dealer: bool = True) -> None:
+        """Every seat at once (:func:`cells`): ▶ at the lead, the name, "D" at
+        the dealer, and ``right_of(seat)`` (a total, or (hand points,
+        total)) right-aligned; the name gives way, abbreviated distinctly."""
+        players = p["players"]
+        places = cells(len(players))
+        if len(players) > len(ROWS):
+            separator(c, (len(players) + 1) // 2)
+        for seat, (x0, x1, y) in enumerate(places):
+            x = x0 + 1
             if seat == lead:
-                lead_marker(c, 0, y + 3)
-            width = c.text_fit(5, y, name, 80, d.SMALL)
-            if seat == p["dealer"]:
-                c.fill(5 + width + 3, y + 2, 5 + width + 11, y + 10)
-                c.text(5 + width + 4, y + 1, _("D"), d.SMALL, fill=d.OFF)
+                lead_marker(c, x, y + 3)
+            x += d.icon_width("play") + 1
+            end = x1 + 1
             right = right_of(seat)
             if isinstance(right, tuple):          # (hand points, total)
-                c.right(92, y, right[0], d.SMALL)
-                right = right[1]
-            c.right(d.WIDTH - 1, y - 1, right, d.STRONG)
+                total_w = max(d.text_width(right_of(s)[1], d.STRONG) for s in range(len(players)))
+                c.right(end, y, right[1], d.STRONG)
+                end -= max(total_w, d.text_width("000", d.STRONG)) + 3
+                right = right[0]
+                font = d.BODY
+            else:
+                font = d.STRONG
+            end -= c.right(end, y, right, font) + 3
+            mark = dealer and seat == p["dealer"]
+            room = end - x - (d.text_width(_("D"), d.BODY) + 5 if mark else 0)
+            width = c.text(x, y, short_name(players[seat], players, room), d.BODY)
+            if mark:
+                dealer_mark(c, x + width + 2, y)
 
     def _draw_table(self, c: Canvas, p: dict) -> None:
         if self._trump_text(p) or p["lead"] is None:
@@ -230,49 +278,84 @@ class SloppySecondsController(Controller):
 
     def _draw_last(self, c: Canvas, p: dict, title: str | None = None) -> None:
         points = p["hands"][-1]["points"]
-        c.header(title or _("Last hand ({h})", h=len(p["hands"])), _("total"))
-        self._seat_rows(c, p, lambda s: (d.signed(points[s]), d.number(p["scores"][s])))
+        title = title or _("Last hand ({h})", h=len(p["hands"]))
+        if len(p["players"]) <= len(ROWS):
+            c.header(title, _("total"))
+            self._seat_rows(c, p, lambda s: (d.signed(points[s]), d.number(p["scores"][s])), dealer=False)
+        else:
+            # Four seats, two a row: the hand's points only (the totals are
+            # the table's, the screen after), so that every name stays readable.
+            c.header(title)
+            self._seat_rows(c, p, lambda s: d.signed(points[s]), dealer=False)
         hint_line(c, _("OK or BACK: back") if self.mode == "last" else _("OK: go on · BACK: menu"))
 
     def _draw_hand_end(self, c: Canvas, p: dict) -> None:
         self._draw_last(c, p, _("Hand {h} scored", h=len(p["hands"])))
 
-    def _suit_rows(self, c: Canvas, values: list[int], right_of, cursor: int | None) -> None:
+    def _suit_rows(self, c: Canvas, values: list, right_of, cursor: int | None) -> None:
+        """The four suits two a row ("♠ 23"), the cursor's on a bar that keeps
+        a lit row and column round its letters; ``right_of(k)`` at the cell's
+        right end."""
+        separator(c, 2)
         for k, suit in enumerate(SUITS):
-            y = 13 + k * 10
+            x0, x1 = COLUMNS[k % 2]
+            y = ROWS[k // 2]
             fg = d.ON
             if k == cursor:
-                c.fill(0, y, d.WIDTH - 1, y + 9)
+                c.fill(x0, y - 1, x1, y + d.LINE, d.ON)
                 fg = d.OFF
-            c.text(2, y, SYMBOLS[suit], d.SMALL, fill=fg)
-            c.text(16, y - 1, str(values[k]), d.STRONG, fill=fg)
-            c.right(d.WIDTH - 3, y, right_of(k), d.SMALL, fill=fg)
+            width = c.text(x0 + 2, y, SYMBOLS[suit], d.BODY, fill=fg)
+            c.text(x0 + 2 + width + 3, y, str(values[k]), d.STRONG, fill=fg)
+            right = right_of(k)
+            if right:
+                c.right(x1, y, right, d.BODY, fill=fg)
 
     def _draw_entry(self, c: Canvas, p: dict) -> None:
         seat = self.seat
         values = [self.field.value if k == self.suit else self.totals[seat][k] if (seat, k) in self.entered else None
                   for k in range(len(SUITS))]
-        c.header(_("{name}'s tricks", name=p["players"][seat]), self.field.label())
+        title = _("{name}'s tricks", name=p["players"][seat])
+        room = d.WIDTH - 2 * d.MARGIN - d.text_width(self.field.label(), d.SMALL) - 2
+        if d.text_width(title, d.SMALL) > room:
+            name = p["players"][seat]
+            name = short_name(name, p["players"], room - d.text_width(title, d.SMALL) + d.text_width(name, d.SMALL),
+                              d.SMALL)
+            title = _("{name}'s tricks", name=name)
+        c.header(title, self.field.label())
 
-        def left(k: int) -> str:
-            return "" if values[k] is None else _("{n} left", n=self._left(k, seat) - values[k])
-        self._suit_rows(c, ["" if v is None else v for v in values], left, self.suit)
+        self._suit_rows(c, ["" if v is None else v for v in values], lambda k: "", self.suit)
+        # What is left of the suit under the cursor for the seats after.
+        left = self._left(self.suit, seat) - self.field.value
+        c.center(ROWS[2], f"{SYMBOLS[SUITS[self.suit]]} " + _("{n} left", n=left), d.BODY)
         hint_line(c, _("OK: next · BACK: back"))
 
     def _draw_confirm(self, c: Canvas, p: dict) -> None:
         last = self._n() - 1
-        c.header(_("{name}: the rest", name=p["players"][last]))
+        title = _("{name}: the rest", name=p["players"][last])
+        if d.text_width(title, d.SMALL) > d.WIDTH - 2 * d.MARGIN:
+            name = p["players"][last]
+            room = d.WIDTH - 2 * d.MARGIN - d.text_width(title, d.SMALL) + d.text_width(name, d.SMALL)
+            title = _("{name}: the rest", name=short_name(name, p["players"], room, d.SMALL))
+        c.header(title)
         self._suit_rows(c, self._rest(), lambda k: _("of {n}", n=suit_total(SUITS[k], self._n())), None)
         hint_line(c, _("OK: score · BACK: fix"))
 
     def _draw_game_end(self, c: Canvas, p: dict) -> None:
         c.header(_("Game over"), _("target {t}", t=p.get("target", "")) if p.get("target") else "")
         winner = p["winner"][0]
-        center_named(c, 13, lambda n: _("{name} wins!", name=n), p["players"][winner])
-        others = [f"{n} {d.number(s)}" for n, s in zip(p["players"], p["scores"])]
-        for i, text in enumerate(others):
-            x, y = (i % 2) * 65, 30 + (i // 2) * 11
-            c.text_fit(x, y, text, 62, d.STRONG if i == winner else d.BODY)
+        players = p["players"]
+        center_named(c, ROWS[0], lambda n: _("{name} wins!", name=n), players[winner], fonts=(d.STRONG,),
+                     others=players)
+        # Everyone's total, two a row under the headline.
+        separator_rows = (len(players) + 1) // 2
+        c.shape((SEPARATOR_X, ROWS[1], SEPARATOR_X + 1, ROWS[1] + separator_rows * d.PITCH - 1),
+                lambda draw: [draw.point((SEPARATOR_X, y), fill=d.ON)
+                              for y in range(ROWS[1] + 1, ROWS[1] + separator_rows * d.PITCH - 1, 2)])
+        for seat, (x0, x1) in enumerate((COLUMNS[i % 2] for i in range(len(players)))):
+            y = ROWS[1 + seat // 2]
+            font = d.STRONG if seat == winner else d.BODY
+            end = x1 + 1 - c.right(x1 + 1, y, d.number(p["scores"][seat]), font) - 3
+            c.text(x0 + 1, y, short_name(players[seat], players, end - x0 - 1, font), font)
         hint_line(c, _("OK or BACK: menu"))
 
     def describe_undo(self, step: UndoStep) -> str:
