@@ -82,6 +82,7 @@ def test_a_stuck_ok_acts_once_is_reported_and_the_other_buttons_keep_working(mak
     pin.drive_high()                                  # freed: the release does nothing
     box.flush()
     assert keys == ["ok", "back", "down"] and "Menu" in drawn(box)
+    time.sleep(box.bounce_s + 0.05)                   # a new press, not the release's bounce
     box.press("ok")                                   # and OK works again: the QR screen
     assert keys == ["ok", "back", "down", "ok"] and "Menu" not in drawn(box)
     assert session.table.notices == []
