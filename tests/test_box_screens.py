@@ -54,7 +54,7 @@ def play_bid(session, cards) -> None:
 
 # -- round over ---------------------------------------------------------------------
 
-def test_a_round_ended_by_plus_20_names_the_reason_and_shows_the_final_scores(make_box, session):
+def test_a_round_ended_by_plus_20_says_why_and_shows_the_final_scores(make_box, session):
     session.submit({"type": "new_game", "game": "third-man", "players": FOUR})
     box = make_box(box_config(bounce_ms=1))
     while not session.public()["rounds"]:
@@ -66,8 +66,9 @@ def test_a_round_ended_by_plus_20_names_the_reason_and_shows_the_final_scores(ma
     taker = FOUR[result["token"]]
     top = max(range(4), key=lambda s: result["scores"][s])
     assert result["scores"][top] >= 20
-    shows(box, "Round 1 over", f"Token for {taker}", f"{FOUR[top]} reached +20")
+    shows(box, "Round 1 over", f"Token for {taker}")
     texts = box.frame.texts
+    assert texts[1] == "+20", texts                     # why: the header's right end (the seat's score says who)
     for seat, name in enumerate(FOUR):                  # every seat's final score of the round
         assert d.number(result["scores"][seat]) in texts, (name, texts)
     assert session.public()["scores"] == [0, 0, 0, 0], "the next round has started: the screen keeps the last"
@@ -76,7 +77,7 @@ def test_a_round_ended_by_plus_20_names_the_reason_and_shows_the_final_scores(ma
     shows(box, "Round 2 · bid 1", "leads", "OK: next bid · BACK: menu")
 
 
-def test_a_long_name_is_shortened_never_the_reason(make_box, session):
+def test_a_long_name_is_shortened_never_the_words_around_it(make_box, session):
     players = ["Maximiliana Ostrowska", "Bartholomew Fairweather", "Chloé", "Dan"]
     session.submit({"type": "new_game", "game": "third-man", "players": players})
     box = make_box(box_config(bounce_ms=1))
@@ -84,13 +85,14 @@ def test_a_long_name_is_shortened_never_the_reason(make_box, session):
         play_bid(session, reach_plus_20(session.public()))
     box.press("ok")
     top = max(range(4), key=lambda s: session.public()["rounds"][0]["scores"][s])
-    reason = next(t for t in box.frame.texts if "reached" in t)
-    assert reason.endswith(" reached +20"), reason
-    assert d.text_width(reason, d.SMALL) <= d.WIDTH
+    line = next(t for t in box.frame.texts if t.startswith("Token for "))
+    assert d.text_width(line, d.STRONG) <= d.WIDTH - 2 * d.MARGIN
     assert players[top] == "Bartholomew Fairweather"            # (the seat these cards push to +20)
     # Abbreviated with a full stop, distinct among the table's names (base.short_name).
-    name = reason[:-len(" reached +20")]
-    assert name.startswith("Bartholo") and name.endswith(".") and name != players[top], reason
+    name = line[len("Token for "):]
+    assert name.startswith("Bartho") and name.endswith(".") and name != players[top], line
+    # Every seat's name is in its column, none dropped.
+    assert sum(1 for t in box.frame.texts if t[:3] in ("Max", "Bar", "Chl", "Dan")) == 4, box.frame.texts
 
 
 @pytest.mark.parametrize("scores, reason", [
@@ -113,8 +115,8 @@ def test_the_match_over_screen_shows_the_winner_and_everyones_tokens(make_box, s
     box.press("ok")                                     # the round → the match
     p = session.public()
     winner = FOUR[p["winner"][0]]
-    shows(box, "Match over", f"{winner} wins!", f"{winner} reached +20", "OK or BACK: menu")
-    assert [str(n) for n in p["tokens"]] == [t for t in box.frame.texts if t in ("0", "1")]
+    shows(box, "Match over", f"{winner} wins!", "OK or BACK: menu", *FOUR)
+    assert [f"{n}\u25cf" for n in p["tokens"]] == [t for t in box.frame.texts if t in ("0\u25cf", "1\u25cf")]
 
 
 # -- the undo prompt ----------------------------------------------------------------
