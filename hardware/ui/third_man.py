@@ -47,14 +47,13 @@ from a phone moves the box on like a lock on the buttons.
 
 from __future__ import annotations
 
-import re
-
 from companion.i18n import N_, _
 
 from .. import draw as d
 from ..draw import Canvas
 from .base import (REVEAL_S, Controller, UndoStep, center_named, hint_line, lead_marker, legend_header, pass_screen,
                    short_name)
+from .seat_grid import distinct_names
 
 SEATS = 4
 LIMIT = 20          # the round's ±20
@@ -384,21 +383,6 @@ def seat_columns(c: Canvas, y: int, texts: list[str], font=d.SMALL) -> None:
     for seat, text in enumerate(texts[:SEATS]):
         x0, x1 = _column(seat)
         c.center(y, text, font, x0, x1)
-
-
-def distinct_names(players: list[str], width: int, font=d.SMALL) -> list[str]:
-    """Every seat's name in ``width`` pixels (:func:`short_name`), and where
-    two still read the same ("Marc." and "Marc."), the initials of their
-    first two parts instead ("M-A." and "M-B."): at the table, two seats
-    never share a label."""
-    shown = [short_name(n, players, width, font) for n in players]
-    alike = [shown.count(label) > 1 for label in shown]
-    for i, name in enumerate(players):
-        if alike[i]:
-            parts = re.findall(r"(\w)\w*([\s-]?)", name)
-            initials = "".join(a + b for a, b in parts[:2]).rstrip(" -")
-            shown[i] = d.fit(initials.replace(" ", "") + ".", font, width)
-    return shown
 
 
 def name_columns(c: Canvas, y: int, players: list[str]) -> None:

@@ -1,0 +1,74 @@
+"""Seats two a row: the compact layout of the games' score screens (issue 19).
+
+Only three 13-px text rows fit between the header's rule and the hint line,
+and a score screen must show every seat at once: so each row holds two
+seats, in 62-px cells 4 px apart, each with a mark column (▶, a boxed
+letter), the name (abbreviated distinctly, never dropped) and a right-aligned
+value.  Three rows hold six seats.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .. import draw as d
+from ..draw import Canvas
+from .base import short_name
+
+CELL_W = 62                      # a seat's cell; the second starts at CELL_W + GAP
+GAP = 4
+MARK_W = 8                       # the mark column, when a grid has marks
+CELLS = 6                        # seats the grid shows at once (three rows)
+
+
+def distinct_names(players: list[str], width: int, font=d.BODY) -> list[str]:
+    """Every seat's name in ``width`` pixels (:func:`short_name`), and where
+    two still read the same ("Marc." and "Marc."), the initials of their
+    first two parts instead ("M-A." and "M-B."): at the table, two seats
+    never share a label."""
+    shown = [short_name(n, players, width, font) for n in players]
+    alike = [shown.count(label) > 1 for label in shown]
+    for i, name in enumerate(players):
+        if alike[i]:
+            parts = re.findall(r"(\w)\w*([\s-]?)", name)
+            initials = "".join(a + b for a, b in parts[:2]).rstrip(" -")
+            shown[i] = d.fit(initials.replace(" ", "") + ".", font, width)
+    return shown
+
+
+def cell(k: int, y: int = d.ROW_Y) -> tuple[int, int]:
+    """The left edge and line top of the ``k``-th cell of a grid starting at ``y``."""
+    return (k % 2) * (CELL_W + GAP), y + (k // 2) * d.PITCH
+
+
+def boxed_letter(c: Canvas, x: int, line_top: int, letter: str) -> int:
+    """A letter inverted in a small lit box (the dealer's "D"), on a text
+    line whose top is ``line_top``: the box holds the letter with a lit
+    pixel all round.  Returns its width."""
+    box = d.ink_box(letter, d.SMALL)
+    w = box[2] - box[0]
+    top = line_top + d.BASELINE + box[1] - 1
+    c.fill(x, top, x + w + 1, line_top + d.BASELINE + box[3])
+    c.text(x + 1 - box[0], line_top, letter, d.SMALL, fill=d.OFF)
+    return w + 2
+
+
+def seat_grid(c: Canvas, players: list[str], right: list[str], seats=None, y: int = d.ROW_Y,
+              marks: dict | None = None, font=d.BODY, right_font=d.STRONG) -> None:
+    """``seats`` (default: all) two a row from ``y``: each cell a mark
+    (``marks[seat]``: an icon character such as "▶", or ("box", "D")),
+    the name, and ``right[seat]`` right-aligned."""
+    seats = list(range(len(players))) if seats is None else list(seats)
+    widest = max([d.text_width(right[s], right_font) for s in seats] + [0])
+    mark_w = MARK_W if marks else 0
+    room = CELL_W - 1 - mark_w - widest - 2      # a name ends with its clear column: 3 clear before the value
+    names = distinct_names(players, room, font)
+    for k, seat in enumerate(seats[:CELLS]):
+        x0, row_y = cell(k, y)
+        mark = (marks or {}).get(seat)
+        if isinstance(mark, tuple):
+            boxed_letter(c, x0 + 1, row_y, mark[1])
+        elif mark:
+            c.icon_in_line(x0 + 1, row_y, d.ICON_CHARS[mark])
+        c.text(x0 + 2 + mark_w, row_y, names[seat], font)
+        c.right(x0 + CELL_W, row_y, right[seat], right_font)
