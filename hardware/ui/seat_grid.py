@@ -36,9 +36,9 @@ def distinct_names(players: list[str], width: int, font=d.BODY) -> list[str]:
     return shown
 
 
-def cell(k: int, y: int = d.ROW_Y) -> tuple[int, int]:
+def cell(k: int, y: int = d.ROW_Y, pitch: int = d.PITCH) -> tuple[int, int]:
     """The left edge and line top of the ``k``-th cell of a grid starting at ``y``."""
-    return (k % 2) * (CELL_W + GAP), y + (k // 2) * d.PITCH
+    return (k % 2) * (CELL_W + GAP), y + (k // 2) * pitch
 
 
 def boxed_letter(c: Canvas, x: int, line_top: int, letter: str) -> int:
@@ -54,17 +54,19 @@ def boxed_letter(c: Canvas, x: int, line_top: int, letter: str) -> int:
 
 
 def seat_grid(c: Canvas, players: list[str], right: list[str], seats=None, y: int = d.ROW_Y,
-              marks: dict | None = None, font=d.BODY, right_font=d.STRONG) -> None:
+              marks: dict | None = None, font=d.BODY, right_font=d.STRONG, pitch: int = d.PITCH,
+              cells: int = CELLS) -> None:
     """``seats`` (default: all) two a row from ``y``: each cell a mark
     (``marks[seat]``: an icon character such as "▶", or ("box", "D")),
-    the name, and ``right[seat]`` right-aligned."""
+    the name, and ``right[seat]`` right-aligned.  ``pitch``: the rows'
+    pitch (the 12-px LINE where no row is highlighted and four rows must fit)."""
     seats = list(range(len(players))) if seats is None else list(seats)
     widest = max([d.text_width(right[s], right_font) for s in seats] + [0])
     mark_w = MARK_W if marks else 0
-    room = CELL_W - 1 - mark_w - widest - 2      # a name ends with its clear column: 3 clear before the value
+    room = CELL_W - 1 - mark_w - widest - 4      # a name ends with its clear column: 4 clear before the value
     names = distinct_names(players, room, font)
-    for k, seat in enumerate(seats[:CELLS]):
-        x0, row_y = cell(k, y)
+    for k, seat in enumerate(seats[:cells]):
+        x0, row_y = cell(k, y, pitch)
         mark = (marks or {}).get(seat)
         if isinstance(mark, tuple):
             boxed_letter(c, x0 + 1, row_y, mark[1])
