@@ -27,7 +27,13 @@ def distinct_names(players: list[str], width: int, font=d.BODY) -> list[str]:
     first two parts instead ("M-A." and "M-B."): at the table, two seats
     never share a label."""
     shown = [short_name(n, players, width, font) for n in players]
-    alike = [shown.count(label) > 1 for label in shown]
+    def ambiguous(i: int) -> bool:
+        # Two labels alike, or a label that is the beginning of another
+        # seat's name too ("Marc." beside Marc-Bernard).
+        stem = shown[i][:-1].casefold() if shown[i].endswith(".") else None
+        return shown.count(shown[i]) > 1 or (stem is not None and any(
+            o.casefold().startswith(stem) for j, o in enumerate(players) if j != i))
+    alike = [ambiguous(i) for i in range(len(players))]
     for i, name in enumerate(players):
         if alike[i]:
             parts = re.findall(r"(\w)\w*([\s-]?)", name)
@@ -74,3 +80,31 @@ def seat_grid(c: Canvas, players: list[str], right: list[str], seats=None, y: in
             c.icon_in_line(x0 + 1, row_y, d.ICON_CHARS[mark])
         c.text(x0 + 2 + mark_w, row_y, names[seat], font)
         c.right(x0 + CELL_W, row_y, right[seat], right_font)
+
+
+def named_header(c: Canvas, make, name: str, players, right: str = "") -> None:
+    """A header saying ``make(name)`` ("Zoé's last dice") whole: the name is
+    abbreviated distinctly (:func:`short_name`) so that the words around it
+    and the ``right`` part stay."""
+    room = d.WIDTH - 2 * d.MARGIN - (d.text_width(right, d.SMALL) + 3 if right else 0)
+    room -= d.text_width(make(""), d.SMALL)
+    players = list(players)
+    shown = (distinct_names(players, max(room, 1), d.SMALL)[players.index(name)] if name in players
+             else short_name(name, players, max(room, 1), d.SMALL))
+    c.header(make(shown), right)
+
+
+def columns(c: Canvas, y: int, texts: list[str], font=d.SMALL) -> None:
+    """One text per seat, each centred in its column (up to four seats: 31 px
+    or more each)."""
+    n = max(1, len(texts))
+    width = (d.WIDTH - 2 * d.MARGIN) // n
+    for k, text in enumerate(texts):
+        x0 = d.MARGIN + k * width
+        c.center(y, text, font, x0, x0 + width - 1)
+
+
+def name_columns(c: Canvas, y: int, players: list[str]) -> None:
+    """The seats' names in their columns, abbreviated distinctly to fit."""
+    width = (d.WIDTH - 2 * d.MARGIN) // max(1, len(players))
+    columns(c, y, distinct_names(players, width - 2, d.SMALL), d.SMALL)
