@@ -238,7 +238,6 @@ def test_back_on_a_hand_result_goes_on_and_opens_the_menu(make_box, session):
     shows(box, "Who has the red 0?", "OK: deal · BACK: menu")
 
 
-@pytest.mark.xfail(strict=True, reason="stage 2 of issue 19: yenta's own rows, in the wider pixel font, cut the sixth seat's name (\"Franço…\"); yenta.py lays them out again")
 def test_yenta_with_six_seats_keeps_its_hint_line_and_scrolls_to_the_cursor(make_box, session):
     six = ["Ann", "Ben", "Chloé", "Dan", "Élodie", "François"]
     session.submit({"type": "new_game", "game": "yenta", "players": six})
@@ -248,7 +247,7 @@ def test_yenta_with_six_seats_keeps_its_hint_line_and_scrolls_to_the_cursor(make
     for _ in range(4):
         box.press("down")                               # Ben → Chloé → Dan → Élodie → François
     shows(box, "François", "OK: ask · BACK: menu")
-    assert "Ann" not in box.frame.texts, "four rows: the first seats scrolled away"
+    assert "Ann" not in box.frame.texts, "three rows: the first seats scrolled away"
     box.press("down")
     shows(box, "OK: pass · BACK: menu")
 
@@ -339,7 +338,6 @@ def play_yenta_hand(session) -> None:
     raise AssertionError("the hand never ended")
 
 
-@pytest.mark.xfail(strict=True, reason="stage 2 of issue 19: yenta's own rows, in the wider pixel font, cut the sixth seat's name (\"Franço…\"); yenta.py lays them out again")
 def test_yenta_results_with_six_seats_keep_their_hint_line_and_every_seat_in_reach(make_box, session):
     six = ["Ann", "Ben", "Chloé", "Dan", "Élodie", "François"]
     session.submit({"type": "new_game", "game": "yenta", "players": six, "options": {"target": 100}})
@@ -349,7 +347,7 @@ def test_yenta_results_with_six_seats_keep_their_hint_line_and_every_seat_in_rea
     play_yenta_hand(session)
     box.flush()
     shows(box, "Ann made 20", "OK: go on · BACK: menu")
-    assert "François" not in box.frame.texts, "four rows above the hint line"
+    assert "François" not in box.frame.texts, "three rows above the hint line"
     assert seats_reached(box, six, log) == set(six)
     assert ctrl.mode == "hand_end", "UP/DOWN scroll the result, they do not dismiss it"
     box.press("ok")
