@@ -359,3 +359,40 @@ def test_yenta_results_with_six_seats_keep_their_hint_line_and_every_seat_in_rea
     assert seats_reached(box, six, log) == set(six)
     box.press("ok")
     shows(box, "New game")
+
+
+# -- the scoreboard with many seats -----------------------------------------------
+
+EIGHT = ["Ann", "Ben", "Chloé", "Dan", "Élodie", "François", "Gaëlle", "Hugo"]
+
+
+def test_scoreboard_with_eight_seats_reaches_every_seat_and_reveals_them_all_at_once(make_box, session):
+    from hardware.layout import problems
+
+    session.submit({"type": "new_game", "game": "scoreboard", "players": EIGHT})
+    box = make_box(box_config(bounce_ms=1))
+    log = FrameLog(box)
+    # Two seats a row, three rows: the first six at once; DOWN scrolls on
+    # to the last two and the Secret round row, ▼/▲ in the header.
+    assert all(any(t.startswith(n[:4]) for t in box.frame.texts) for n in EIGHT[:6]), box.frame.texts
+    assert "\u25bc" in box.frame.texts[1], box.frame.texts
+    ctrl = box.app.controller
+
+    def layout_problems():
+        c = d.Canvas()                      # the controller's frame again, on a recording canvas
+        ctrl.draw(c, session.public())
+        return problems(c)
+    assert layout_problems() == []
+    start = log.mark()
+    for _ in range(8):
+        box.press("down")
+        assert layout_problems() == [], box.frame.texts
+    shown = " ".join(t for frame in log.since(start) for t in frame.texts)
+    assert all(n[:4] in shown for n in EIGHT), shown
+    assert "Secret round \u25b8" in box.frame.texts
+    for seat, value in enumerate(range(8)):
+        session.submit({"type": "secret", "seat": seat, "value": value}, source="web")
+    box.flush()
+    assert ctrl.mode == "reveal"
+    assert all(any(t.startswith(n[:4]) for t in box.frame.texts) for n in EIGHT), "every seat's number at once"
+    assert layout_problems() == [], box.frame.texts
