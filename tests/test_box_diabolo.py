@@ -143,7 +143,7 @@ def test_a_whole_game_with_secret_doubles(box, session, mock_factory):
             assert lit(mock_factory) == [], "the LEDs go off at the score"
             shows(box, f"{color} scored")
             if plays:
-                shows(box, "Doubles played", *[PLAYERS[s] for s in sorted(plays)])
+                shows(box, "\u00d72", *[PLAYERS[s] for s in sorted(plays)])     # "×2" at each double played
             box.press("ok")
             if session.public()["finished"]:
                 break
@@ -247,9 +247,6 @@ def test_a_phone_decision_closes_the_pick_and_undo_hands_the_box_back(box, sessi
     shows(box, "Heaven", "Hell", "positive")
 
 
-@pytest.mark.xfail(strict=True, reason="stage 2 of issue 19: in the pixel font 'Which colour?' and "
-                   "'1/5 scored' do not both fit the header; the count gives way ('1/5 scor…') until diabolo.py "
-                   "lays the colour list out again")
 def test_a_colour_started_on_a_phone_is_finished_on_the_box(box, session):
     start(box, session)
     session.submit({"type": "double", "seat": 1, "color": "Rot", "play": False}, source="web")
@@ -266,7 +263,9 @@ def test_a_colour_started_on_a_phone_is_finished_on_the_box(box, session):
     box.press("ok")
     # Five colours at most: "Rot" and four usual names; "Rot" is scored.
     assert box.app.controller._colors() == ["red", "blue", "green", "yellow"]
-    shows(box, "Which colour?", "1/5 scored", "red", "yellow")
+    shows(box, "Which colour?", "1/5 \u2713", "red", "blue")
+    box.press("up")                                    # the list wraps round to its last colour
+    shows(box, "yellow")
     assert "purple" not in box.frame.texts
 
 
@@ -325,3 +324,24 @@ def test_a_colour_with_decisions_entered_must_score_positive(box, session):
     enter_hands(box, [1, 2, 3])
     assert session.public()["scored"] == [] and session.public()["decided"] == {"color": "red", "seats": [1]}
     shows(box, "red is not positive")                  # the refusal, naming nobody
+
+
+def test_the_pass_screen_names_every_seat_that_has_decided(box, session):
+    """Issue 19: with four seats, the third decision's pass screen showed
+    "Li ✓ Ingrid ✓" and dropped Marc-Antoine.  Every decided seat is named
+    (abbreviated to fit, never dropped), in play order."""
+    players = ["Zoé", "Marc-Antoine", "Li", "Ingrid"]
+    session.submit({"type": "new_game", "game": "diabolo", "players": players})
+    box.flush()
+    for seat in (1, 2, 3):                     # the seats after the dealer decide on phones
+        session.submit({"type": "double", "seat": seat, "color": "red", "play": False}, source="web")
+    box.flush()
+    box.press("ok")                            # the box joins the colour under way: the row first
+    ctrl = box.app.controller
+    press_all(box, ctrl.field.keys_to(9))
+    press_all(box, ctrl.field.keys_to(2))
+    assert ctrl.mode == "pass" and ctrl.seat == 0, (ctrl.mode, ctrl.seat)
+    marked = [t for t in box.frame.texts if t.endswith(" \u2713")]
+    assert len(marked) == 3, box.frame.texts
+    assert [t[:2] for t in marked] == ["Ma", "Li", "In"], marked
+    assert any("Zoé" in t for t in box.frame.texts)       # whom to pass the box to

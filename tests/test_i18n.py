@@ -293,12 +293,9 @@ STAGE2 = "stage 2 of issue 19: in the pixel font this game's own screens cut Fre
 
 
 @pytest.mark.parametrize("game", ["third-man", "costly-tricks", "fight", "sloppy-seconds",
-                                  pytest.param("yenta", marks=pytest.mark.xfail(strict=True, reason=STAGE2.format(
-                                      "the scoreboard title in its header, option texts"))),
-                                  pytest.param("diabolo", marks=pytest.mark.xfail(strict=True, reason=STAGE2.format(
-                                      "'positive : doubles permis'"))),
-                                  pytest.param("scoreboard", marks=pytest.mark.xfail(strict=True, reason=STAGE2.format(
-                                      "'Tableau des scores' beside its 1/4 mark in the header")))])
+                                  "yenta",
+                                  "diabolo",
+                                  "scoreboard"])
 def test_french_box_screens_fit_the_oled(game, tmp_path, monkeypatch):
     """A seeded random walk over one game's screens in French: no text is cut
     short or runs off the 128x64 panel (names are short here, as in English

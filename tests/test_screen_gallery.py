@@ -257,8 +257,6 @@ def yenta_step(g) -> None:
         g.web({"type": "last", "seat": p["turn"], "dice": [6] * p["dice"][p["turn"]]})
 
 
-@pytest.mark.xfail(strict=True, reason="stage 2 of issue 19: in the pixel font Diabolo cuts 'Which colour?' and "
-                   "'positive : doubles permis' (diabolo.py lays them out again); its pictures are stale")
 def test_diabolo(gallery):
     g, s = gallery, gallery.session
     s.submit({"type": "new_game", "game": "diabolo", "players": ["Ann", "Ben", "Chloé"]})

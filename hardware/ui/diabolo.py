@@ -3,7 +3,8 @@
 Screens (``self.mode``); a colour's scoring is a draft kept in the controller
 (colour, heaven/hell, hand sums) and re-joined after a menu or a phone entry:
 
-``table``     the round: each seat's total, "D" at the dealer, a triangle at
+``table``     the round, every seat at once, two a row (:mod:`.seat_grid`):
+              each seat's total, a boxed "D" at the dealer, a triangle at
               the seat whose turn it is to place a card (the seat after the
               dealer until phones track the rows), "×2" while a seat still
               holds its double; the header lists the colours scored this
@@ -26,10 +27,13 @@ Screens (``self.mode``); a colour's scoring is a draft kept in the controller
 ``game_end``  the winners; OK or BACK opens the menu.
 
 Each screen ends with a hint line saying what OK and BACK do; the undo
-prompt names a double decision by its seat only.  Four seat rows fit above
-the hint line: with five seats the hand sums scroll with the seat entered,
-and the table and the results scroll with UP/DOWN; a small triangle at the
-right end of the first or last row says that more seats are above or below.
+prompt names a double decision by its seat only.  Three text rows fit
+between the header and the hint line: the table and the results show the
+seats two a row (five seats in three rows); the colour list and the hand
+sums scroll with their cursor, which stays on the first two rows (a
+highlight on the third would need the row the hint line's ascenders take),
+and a small triangle at the right end of the first or last row says that
+more rows are above or below.
 
 BACK steps back a field; on the first ``pass`` screen it returns to the sums
 until a decision is locked, then to the table (OK resumes).  Presses per
@@ -44,13 +48,15 @@ from companion.i18n import N_, _
 
 from .. import draw as d
 from ..draw import Canvas
-from .base import REVEAL_S, Controller, UndoStep, hint_line, lead_marker, legend_header, pass_screen, scroll_mark
+from .base import (REVEAL_S, Controller, UndoStep, center_named, hint_line, legend_header, pass_screen,
+                   short_name)
+from .seat_grid import CELLS, distinct_names, seat_grid
 from .number_entry import Stepper
 
 COLOURS = 5
 SIDE_MAX = 15                 # three 5s
 HAND_MAX = 70
-ROWS = 4                      # seat rows above the hint line
+ROWS = d.ROWS_ABOVE_HINT      # list rows above the hint line (colours, hand sums)
 DEFAULT_COLOURS = (N_("red"), N_("blue"), N_("green"), N_("yellow"), N_("purple"))
 
 
@@ -212,10 +218,13 @@ class DiaboloController(Controller):
     # -- buttons ----------------------------------------------------------------
     def key(self, name: str) -> bool:
         n = len(self.public["players"])
-        if self.mode in ("table", "round_end", "game_end") and name in ("up", "down") and n > ROWS:
-            # The seats that do not fit; a press keeps the round's result up
-            # for another REVEAL_S.
-            self.top = max(0, min(self.top + (1 if name == "down" else -1), n - ROWS))
+        if self.mode in ("round_end", "game_end") and name in ("up", "down") or (
+                self.mode == "table" and name in ("up", "down") and n > CELLS):
+            # Every seat fits the grid (two a row): UP/DOWN scroll only past
+            # CELLS seats; on a result they never dismiss it, and they keep
+            # it up for another REVEAL_S.
+            if n > CELLS:
+                self.top = max(0, min(self.top + (1 if name == "down" else -1), n - CELLS))
             if self.mode == "round_end":
                 self.app.set_timer("diabolo", REVEAL_S, self._after_result)
             return True
@@ -312,41 +321,24 @@ class DiaboloController(Controller):
     def draw(self, c: Canvas, p: dict) -> None:
         getattr(self, f"_draw_{self.mode}")(c, p)
 
-    def _seat_rows(self, c: Canvas, p: dict, right_of, cursor: int | None = None, marks: bool = True,
-                   hint: str = "") -> None:
-        """One row per seat, 10 px high, the hint line under them: ROWS at
-        most, scrolled to keep the ``cursor`` in sight, else from ``self.top``
-        (UP/DOWN), with a triangle where more seats are."""
-        first = self._board("turn", self._order()[0])      # whose turn it is to place a card
-        height, font = 10, d.SMALL
+    def _hand_rows(self, c: Canvas, p: dict, right_of, cursor: int) -> None:
+        """The hand sums: one seat a row on the grid's pitch, the seat being
+        entered highlighted, ROWS at most, scrolled to keep it in sight; a
+        ▲/▼ at the right end of the first/last row says more seats are there.
+        The highlight is never on the third row: its bar would need the row
+        the hint line's ascenders take (on the last seat, the third row is empty)."""
         n = len(p["players"])
-        top = self.top
-        if cursor is not None:
-            top = cursor - ROWS + 2
-        top = max(0, min(top, n - ROWS))
+        top = max(0, cursor - 1)
         bottom = min(n, top + ROWS)
-        right = d.WIDTH - 1 if n <= ROWS else d.WIDTH - 8     # room for the scroll marks
+        names = distinct_names(p["players"], 80, d.BODY)
         for seat in range(top, bottom):
-            name = p["players"][seat]
-            y = 13 + (seat - top) * height
-            fg = d.ON
-            if seat == cursor:
-                c.fill(0, y, d.WIDTH - 1, y + height - 1)
-                fg = d.OFF
-            if marks and seat == first:
-                lead_marker(c, 0, y + height // 2 - 3, fill=fg)
-            width = c.text_fit(5, y, name, 60, font, fill=fg)
-            if marks and seat == p["dealer"]:            # "D" boxed, as on the Sloppy Seconds table
-                x = 5 + width + 3
-                c.fill(x, y + 2, x + 8, y + 10)
-                c.text(x + 1, y + 1, _("D"), d.SMALL, fill=d.OFF)
-            if marks and p["doubles_left"][seat]:
-                c.text(80, y, "\u00d72", d.SMALL, fill=fg)
-            c.right(right, y, right_of(seat), font, fill=fg)
-            if (seat == top and top > 0) or (seat == bottom - 1 and bottom < n):
-                scroll_mark(c, d.WIDTH - 6, y + 4, seat == top and top > 0, fill=fg)
-        if hint:
-            hint_line(c, hint)
+            icon = None
+            if seat == top and top > 0:
+                icon = "up"
+            elif seat == bottom - 1 and bottom < n:
+                icon = "down"
+            c.row(d.ROW_Y + (seat - top) * d.PITCH, names[seat], seat == cursor, right=right_of(seat),
+                  font=d.STRONG if seat == cursor else d.BODY, icon=icon)
 
     def _draw_table(self, c: Canvas, p: dict) -> None:
         n = len(p["players"])
@@ -361,19 +353,33 @@ class DiaboloController(Controller):
             c.header(title, scored)
         else:
             legend_header(c, title, _("places"))     # the triangle: whose turn it is to place a card
-        self._seat_rows(c, p, lambda s: d.number(p["scores"][s]), hint=_("OK: score · BACK: menu"))
+        # Every seat at once, two a row: ▶ at whose turn it is to place a
+        # card, a boxed D at the dealer, "×2" before the score of a seat
+        # that still holds its double.
+        turn = self._board("turn", self._order()[0])
+        marks = {seat: "\u25b6" for seat in (turn,)}
+        marks[p["dealer"]] = ("box", _("D"))
+        right = [("\u00d72 " if p["doubles_left"][s] else "") + d.number(v) for s, v in enumerate(p["scores"])]
+        seat_grid(c, p["players"], right, marks=marks, right_font=d.BODY)
+        hint_line(c, _("OK: score · BACK: menu"))
 
     def _draw_color(self, c: Canvas, p: dict) -> None:
         colors = self._colors()
-        c.header(_("Which colour?"), _("{k}/5 scored", k=len(p["scored"])))
-        first = max(0, min(self.cursor - 2, len(colors) - 4))
-        for i, color in enumerate(colors[first:first + 4]):
-            c.row(13 + i * 10, color, first + i == self.cursor, height=10, font=d.SMALL)
+        c.header(_("Which colour?"), f"{len(p['scored'])}/5 \u2713")      # ✓: scored this round
+        first = max(0, self.cursor - 1)       # the highlight on the first two rows (see _hand_rows)
+        shown = colors[first:first + ROWS]
+        for i, color in enumerate(shown):
+            icon = None
+            if i == 0 and first > 0:
+                icon = "up"
+            elif i == len(shown) - 1 and first + ROWS < len(colors):
+                icon = "down"
+            c.row(d.ROW_Y + i * d.PITCH, color, first + i == self.cursor, icon=icon)
         hint_line(c, _("OK: pick · BACK: table"))
 
     def _verdict(self, heaven: int, hell: int) -> str:
         if heaven > hell:
-            return _("positive: doubles allowed")
+            return _("positive: doubles OK")
         if self._decided():
             # Secret-blind rule: with decisions entered the colour must score
             # positive, whatever they say (the score would be refused).
@@ -385,26 +391,32 @@ class DiaboloController(Controller):
     def _draw_sums(self, c: Canvas, p: dict) -> None:
         heaven = self.field.value if self.side == 0 else self.row[0]
         hell = self.field.value if self.side == 1 else self.row[1]
-        c.header(_("{color}: the row", color=self.color))
-        c.row(15, _("Heaven"), self.side == 0, height=13, right=str(heaven), font=d.STRONG)
-        c.row(29, _("Hell"), self.side == 1, height=13, right=str(hell), font=d.STRONG)
+        c.header(_("{color}: the row", color=self.color), self.field.label())
+        c.row(d.ROW_Y, _("Heaven"), self.side == 0, right=str(heaven), font=d.STRONG)
+        c.row(d.ROW_Y + d.PITCH, _("Hell"), self.side == 1, right=str(hell), font=d.STRONG)
         if self.side == 1:
-            c.center(43, self._verdict(heaven, hell), d.SMALL)
+            c.center(d.ROW_Y + 2 * d.PITCH, self._verdict(heaven, hell), d.SMALL)
         hint_line(c, _("OK: next · BACK: back"))
 
     def _draw_pass(self, c: Canvas, p: dict) -> None:
         done = [p["players"][s] for s in self._order() if s in self._decided()]
         holders = [s for s in self._order() if p["doubles_left"][s]]
+        # Every seat that has decided is named (abbreviated if need be, never dropped).
         pass_screen(c, _("{color}: doubles", color=self.color), f"{len(done)}/{len(holders)}",
-                    done[-2:], p["players"][self.seat], _("OK: ready · BACK: back"))
+                    done, p["players"][self.seat], _("OK: ready · BACK: back"), others=p["players"])
 
     def _draw_pick(self, c: Canvas, p: dict) -> None:
         c.private = True
         name = p["players"][self.seat]
-        c.header(_("{name}, your double", name=name))
-        c.center(14, _("on {color}? Only {name} looks!", color=self.color, name=name), d.SMALL)
-        c.row(26, _("Keep it"), self.cursor == 0, height=13, font=d.STRONG)
-        c.row(40, _("Play it \u00d72"), self.cursor == 1, height=13, font=d.STRONG)
+        title = _("{name}, your double", name="")
+        c.header(_("{name}, your double", name=short_name(
+            name, p["players"], d.WIDTH - 2 * d.MARGIN - d.text_width(title, d.SMALL), d.SMALL)))
+        # The choices on the first two rows (a highlight there holds its row
+        # whole), the reminder under them.
+        c.row(d.ROW_Y, _("Keep it"), self.cursor == 0, font=d.STRONG)
+        c.row(d.ROW_Y + d.PITCH, _("Play it \u00d72"), self.cursor == 1, font=d.STRONG)
+        center_named(c, d.ROW_Y + 2 * d.PITCH, lambda n: _("on {color}? Only {name} looks!", color=self.color, name=n),
+                     name, (d.SMALL,), others=p["players"])
         hint_line(c, _("OK: lock · BACK: pass"))
 
     def _draw_hands(self, c: Canvas, p: dict) -> None:
@@ -414,32 +426,33 @@ class DiaboloController(Controller):
             if s == self.seat:
                 return str(self.field.value)
             return str(self.hands[s]) if s < self.seat else ""
-        self._seat_rows(c, p, value, cursor=self.seat, marks=False, hint=_("OK: next · BACK: back"))
+        self._hand_rows(c, p, value, self.seat)
+        hint_line(c, _("OK: next · BACK: back"))
 
     def _draw_scored(self, c: Canvas, p: dict) -> None:
         r = self.result
         c.header(_("{color} scored", color=r["color"]), _("round {r}", r=r["round"]))
-        who = [(s, v) for s, v in enumerate(r["delta"]) if v]
-        if who:
-            headline = " · ".join(f"{p['players'][seat]} {d.signed(points)}" for seat, points in who)
+        who = [s for s, v in enumerate(r["delta"]) if v or s in r["doubled"]]      # a double played for 0 too
+        right = [("\u00d72 " if s in r["doubled"] else "") + d.signed(v) for s, v in enumerate(r["delta"])]
+        headline = " \u00b7 ".join(f"{p['players'][s]} {right[s]}" for s in who) or _("Nobody scores")
+        font = d.largest_fitting(headline, d.WIDTH - 2 * d.MARGIN, (d.BIG, d.TITLE, d.STRONG))
+        if d.text_width(headline, font) <= d.WIDTH - 2 * d.MARGIN:
+            c.center(d.ROW_Y + 6, headline, font)          # one line says it all, large
         else:
-            headline = _("Nobody scores")
-        c.center(16, headline, d.largest_fitting(headline, d.WIDTH - 2, (d.BIG, d.TITLE, d.STRONG, d.SMALL)))
-        if r["doubled"]:
-            names = ", ".join(p["players"][s] for s in r["doubled"])
-            for i, line in enumerate(d.wrap(_("Doubles played: {names}", names=names), d.SMALL, d.WIDTH - 2)[:2]):
-                c.center(34 + i * 10, line, d.SMALL)
+            # Who scored, two a row; "×2" before the points of a double played.
+            seat_grid(c, p["players"], right, seats=who)
         hint_line(c, _("OK: go on · BACK: menu"))
 
     def _draw_round_end(self, c: Canvas, p: dict) -> None:
         c.header(_("Round {r} over", r=self.result["round"]), _("total"))
-        self._seat_rows(c, p, lambda s: d.number(p["scores"][s]), marks=False, hint=_("OK: go on · BACK: menu"))
+        seat_grid(c, p["players"], [d.number(v) for v in p["scores"]])
+        hint_line(c, _("OK: go on · BACK: menu"))
 
     def _draw_game_end(self, c: Canvas, p: dict) -> None:
         winners = set(p["winner"])
         c.header(_("Game over"), _("\u2605 wins"))
-        self._seat_rows(c, p, lambda s: ("\u2605 " if s in winners else "") + d.number(p["scores"][s]), marks=False,
-                        hint=_("OK or BACK: menu"))
+        seat_grid(c, p["players"], [("\u2605 " if s in winners else "") + d.number(v) for s, v in enumerate(p["scores"])])
+        hint_line(c, _("OK or BACK: menu"))
 
     def describe_undo(self, step: UndoStep) -> str:
         return describe_undo(step)

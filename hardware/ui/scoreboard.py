@@ -2,8 +2,8 @@
 
 Modes (``self.mode``):
 
-``list``    one row per seat (name, tokens, score) and a last row "Secret
-            round".  UP/DOWN move, OK on a seat → ``edit``, OK on the last
+``list``    the seats two a row (name, tokens, score; :mod:`.seat_grid`) and
+            a last row "Secret round", a ▶ at the cursor.  UP/DOWN move, OK on a seat → ``edit``, OK on the last
             row → the secret round.
 ``edit``    two fields, points then tokens, each a change starting at 0.
             UP/DOWN change the focused field; OK on points applies a
@@ -13,7 +13,7 @@ Modes (``self.mode``):
 ``pass``    "Pass the box to <name>" for the next seat without a number.
 ``pick``    that seat's number, starting at 0 whatever the others chose;
             OK locks (then ``pass`` for the next seat), BACK cancels.
-``reveal``  every seat's number once all are in.
+``reveal``  every seat's number once all are in, two a row.
 ``finished`` the winners.
 """
 
@@ -23,9 +23,10 @@ from companion.i18n import _
 
 from .. import draw as d
 from ..draw import Canvas
-from .base import REVEAL_S, Controller, UndoStep, hint_line, pass_screen
+from .base import HINT_Y, REVEAL_S, Controller, UndoStep, center_named, hint_line, pass_screen, short_name
+from .seat_grid import CELLS, MARK_W, distinct_names, seat_grid
 
-ROWS = 4     # visible list rows
+ROWS = d.ROWS_ABOVE_HINT     # visible list rows (two seats each)
 
 
 class ScoreboardController(Controller):
@@ -146,67 +147,89 @@ class ScoreboardController(Controller):
         getattr(self, f"_draw_{self.mode}")(c, p)
 
     def _draw_list(self, c: Canvas, p: dict) -> None:
+        # The seats two a row (every score at once up to six seats), then the
+        # "Secret round" row; a ▶ marks the cursor (no bar: any of the three
+        # rows may hold it).  Past three rows the window follows the cursor,
+        # ▲/▼ in the header saying more rows are above or below.
         n = len(p["players"])
+        grid_rows = (n + 1) // 2
+        rows = grid_rows + 1
+        at = self.cursor // 2 if self.cursor < n else grid_rows
+        first = max(0, min(at - 1, rows - ROWS))
+        more = ("\u25b2" if first > 0 else "") + ("\u25bc" if first + ROWS < rows else "")
         entered = len(p["entered"])
-        c.header(_("Scoreboard"), _("{k}/{n} entered", k=entered, n=n) if entered else "")
-        first = max(0, min(self.cursor - ROWS + 1, n + 1 - ROWS))
-        for i in range(ROWS):
-            row = first + i
-            y = 13 + i * 10
-            if row < n:
-                tokens = p["tokens"][row]
-                right = d.number(p["scores"][row])
-                if tokens:
-                    right = f"{tokens}\u25cf {right}"
-                c.row(y, p["players"][row], row == self.cursor, height=10, right=right, font=d.SMALL)
-            elif row == n:
-                c.row(y, _("Secret round \u25b8"), row == self.cursor, height=10, font=d.SMALL)
+        title, room = _("Scoreboard"), d.WIDTH - 2 * d.MARGIN - 3
+        # The header's right end: the secret numbers entered ("1/4 ✓") and
+        # the scroll marks, as much as fits beside the whole title (the
+        # marks first; the pass screen counts the entries too).
+        right = ""
+        for candidate in (f"{entered}/{n} \u2713 {more}", f"{entered}/{n} {more}", more):
+            candidate = candidate.strip() if entered else more
+            if d.text_width(title, d.SMALL) + d.text_width(candidate, d.SMALL) <= room:
+                right = candidate
+                break
+        c.header(title, right)
+        seats = [s for s in range(n) if first <= s // 2 < first + ROWS]
+        texts = []
+        for seat in range(n):
+            tokens = p["tokens"][seat]
+            texts.append((f"{tokens}\u25cf " if tokens else "") + d.number(p["scores"][seat]))
+        seat_grid(c, p["players"], texts, seats=seats, y=d.ROW_Y,
+                  marks={self.cursor: "\u25b6"}, right_font=d.BODY)    # (always a mark column: the secret row lines up)
+        if first <= grid_rows < first + ROWS:
+            y = d.ROW_Y + (grid_rows - first) * d.PITCH
+            if self.cursor == n:
+                c.icon_in_line(1, y, "play")
+            c.text(2 + MARK_W, y, _("Secret round \u25b8"), d.BODY)
         hint_line(c, _("OK: change · BACK: menu") if self.cursor < n else _("OK: start · BACK: menu"))
 
     def _draw_edit(self, c: Canvas, p: dict) -> None:
-        name = p["players"][self.seat]
-        c.header(name, _("score {s}", s=d.number(p["scores"][self.seat])))
-        c.row(15, _("Points"), self.field == 0, height=15, right=d.signed(self.delta[0]), font=d.TITLE)
-        c.row(31, _("Tokens"), self.field == 1, height=15, right=d.signed(self.delta[1]), font=d.TITLE)
+        right = _("score {s}", s=d.number(p["scores"][self.seat]))
+        room = d.WIDTH - 2 * d.MARGIN - d.text_width(right, d.SMALL) - 3
+        c.header(short_name(p["players"][self.seat], p["players"], room, d.SMALL), right)
+        c.row(d.ROW_Y, _("Points"), self.field == 0, right=d.signed(self.delta[0]), font=d.STRONG)
+        c.row(d.ROW_Y + d.PITCH, _("Tokens"), self.field == 1, right=d.signed(self.delta[1]), font=d.STRONG)
         hint_line(c, _("OK: apply · BACK: cancel"))
 
     def _draw_pass(self, c: Canvas, p: dict) -> None:
-        done = [p["players"][s] for s in p["entered"]]
-        if len(done) > 2:
-            done = done[-2:]
+        done = [p["players"][s] for s in p["entered"]]       # every seat in: abbreviated, never dropped
         pass_screen(c, _("Secret round"), _("{k}/{n}", k=len(p["entered"]), n=len(p["players"])),
-                    done, p["players"][self.seat], _("OK: ready · BACK: list"))
+                    done, p["players"][self.seat], _("OK: ready · BACK: list"), others=p["players"])
 
     def _draw_pick(self, c: Canvas, p: dict) -> None:
         c.private = True
         name = p["players"][self.seat]
-        c.header(_("{name}: your secret number", name=name))
-        c.center(15, _("Only {name} looks!", name=name), d.BODY)
-        c.center(27, d.number(self.value), d.HUGE)
+        room = d.WIDTH - 2 * d.MARGIN - d.text_width(_("{name}: your secret number", name=""), d.SMALL)
+        c.header(_("{name}: your secret number", name=short_name(name, p["players"], room, d.SMALL)))
+        center_named(c, d.ROW_Y, lambda n: _("Only {name} looks!", name=n), name, (d.BODY,), others=p["players"])
+        c.text(d.WIDTH // 2, HINT_Y - 3, d.number(self.value), d.HUGE, anchor="ms")   # its digits above the hint
         hint_line(c, _("OK: lock · BACK: pass"))
 
     def _draw_reveal(self, c: Canvas, p: dict) -> None:
-        c.header(_("Revealed!"))
-        pairs = list(zip(p["players"], p["reveal"] or []))
-        if len(pairs) <= ROWS:
-            for i, (name, value) in enumerate(pairs):
-                c.row(13 + i * 10, name, False, height=10, right=d.number(value), font=d.SMALL)
-            hint_line(c, _("OK: go on · BACK: menu"))
-            return
-        for i, (name, value) in enumerate(pairs[:2 * ROWS]):      # five to eight seats: two columns
-            x, y = (i // ROWS) * 65, 14 + (i % ROWS) * 12
-            value_text = d.number(value)
-            c.right(x + 62, y, value_text, d.STRONG)
-            c.text_fit(x, y, name, 58 - d.text_width(value_text, d.STRONG), d.BODY)
+        values = [d.number(v) for v in (p["reveal"] or [])]
+        n = len(values)
+        if n <= CELLS:
+            c.header(_("Revealed!"))
+            seat_grid(c, p["players"], values)
+        else:
+            # Seven or eight seats: four rows on the 12-px line, from the top
+            # (no header: every number is the news).
+            seat_grid(c, p["players"], values, y=d.MARGIN, pitch=d.LINE, cells=8)
+        hint_line(c, _("OK: go on · BACK: menu"))
 
     def _draw_finished(self, c: Canvas, p: dict) -> None:
-        names = ", ".join(p["players"][s] for s in p["winner"])
-        c.header(_("Game over"))
-        c.center(14, _("Winner") if len(p["winner"]) == 1 else _("Winners"), d.SMALL)
-        c.center(25, names, d.largest_fitting(names, d.WIDTH - 4, (d.BIG, d.TITLE, d.STRONG, d.SMALL)))
+        c.header(_("Game over"), _("Winner") if len(p["winner"]) == 1 else _("Winners"))
+        width = d.WIDTH - 2 * d.MARGIN
+        if len(p["winner"]) == 1:
+            center_named(c, d.ROW_Y + 2, lambda n: n, p["players"][p["winner"][0]], (d.BIG, d.TITLE, d.STRONG),
+                         others=p["players"])
+        else:
+            names = distinct_names(p["players"], width // len(p["winner"]) - 4, d.STRONG)
+            line = ", ".join(names[s] for s in p["winner"])
+            c.center(d.ROW_Y + 2, line, d.largest_fitting(line, width, (d.BIG, d.TITLE, d.STRONG)))
         best = p["winner"][0]
         score = _("{score} points · {tokens} tokens", score=d.number(p["scores"][best]), tokens=p["tokens"][best])
-        c.center(43, score, d.SMALL)
+        c.center(d.ROW_Y + 2 * d.PITCH, score, d.SMALL)
         hint_line(c, _("OK or BACK: menu"))
 
     def describe_undo(self, step: UndoStep) -> str:

@@ -3,8 +3,9 @@
 Screens, as a state machine (``self.mode``), always re-derived from the
 public state after a change:
 
-``track``      the score track: names, scores with a bar −20..+20, tokens
-               (dots), a triangle at the seat that leads (the header's
+``track``      the score track, two seats a row (a 62-px cell each): name
+               and score, under them the tokens (dots) and a bar −20..+20;
+               a triangle at the seat that leads (the header's
                legend says "▶ leads"), round and bid; the hint line "OK: next
                bid · BACK: menu".  OK → ``lead``; UP/DOWN → ``last`` (the
                last bid again, any button returns).
@@ -14,15 +15,18 @@ public state after a change:
 ``pick``       that seat's own hand (its private view); the cursor starts on
                its lowest card, whatever anyone picked before.  OK locks,
                BACK returns to ``pass`` without entering anything.
-``reveal``     all four cards and the points each (or "annulled"); stays
+``reveal``     a column per seat: name, card, points (or "annulled"); stays
                until a button or REVEAL_S seconds, then ``round_end`` if the
                bid ended the round, else ``track``.  BACK goes on too, and
                opens the menu.
-``round_end``  who takes the token, why the round ended (+20 or −20
-               reached, or the 9th bid: :func:`round_reason`), every seat's
-               final score and tokens.
-``match_end``  the match winner, why its last round ended, everyone's
-               tokens; OK/BACK → the menu.
+``round_end``  why the round ended in the header (+20, −20, 9 bids:
+               :func:`short_reason`), who takes the token, every seat's
+               final score (two seats a row).
+``match_end``  the match winner and everyone's tokens; OK/BACK → the menu.
+
+Only three text rows fit between the header and the hint line: four seats
+go two a row (``score_grid``) or a column each (``seat_columns``), their
+names abbreviated distinctly (:func:`distinct_names`), never dropped.
 
 Every screen's bottom line says what OK and BACK do next.  The undo prompt
 names the bid it takes back (:func:`describe_undo`): the lead's open card
@@ -47,7 +51,9 @@ from companion.i18n import N_, _
 
 from .. import draw as d
 from ..draw import Canvas
-from .base import REVEAL_S, Controller, UndoStep, center_named, hint_line, lead_marker, legend_header, pass_screen
+from .base import (REVEAL_S, Controller, UndoStep, center_named, hint_line, lead_marker, legend_header, pass_screen,
+                   short_name)
+from .seat_grid import distinct_names
 
 SEATS = 4
 LIMIT = 20          # the round's ±20
@@ -216,34 +222,50 @@ class ThirdManController(Controller):
     def _draw_track(self, c: Canvas, p: dict) -> None:
         legend_header(c, self._bid_title(p), _("leads"),
                       _("R{r} · bid {b}", r=p["round"], b=p["bids"] + 1))     # a short title, if need be
-        for seat, name in enumerate(p["players"]):
-            y = 13 + seat * 10
+        # Two seats a row, each in a 63-px cell: the ▶ (who leads), the
+        # name and the score on a text line, the tokens and the −20..+20
+        # bar under it (the track: how near the round's end each seat is).
+        most = max([1] + [t for t in p["tokens"]])
+        names = distinct_names(p["players"], CELL_NAME_W, d.BODY)
+        for seat, name in enumerate(p["players"][:SEATS]):
+            x0, y = _cell(seat)
             if seat == p["lead"]:
-                lead_marker(c, 0, y + 3)
-            c.text_fit(5, y, name, 48, d.SMALL)
-            c.dots(55, y + 4, p["tokens"][seat], limit=3)
-            c.right(93, y, d.number(p["scores"][seat]), d.SMALL)
-            c.bar(96, y + 2, 32, 7, p["scores"][seat], LIMIT)
+                lead_marker(c, x0 + 1, y + 2)
+            c.text(x0 + NAME_X, y, names[seat], d.BODY)
+            c.right(x0 + CELL_W, y, d.number(p["scores"][seat]), d.BODY)
+            c.dots(x0 + 2, y + d.LINE + 1, p["tokens"][seat], limit=most)
+            bar_x = x0 + 2 + most * 5 + 2
+            c.bar(bar_x, y + d.LINE + 1, x0 + CELL_W - 1 - bar_x, 5, p["scores"][seat], LIMIT)
         hint_line(c, _("OK: next bid · BACK: menu"))
 
     def _draw_lead(self, c: Canvas, p: dict) -> None:
         lead = p["players"][p["lead"]]
         c.header(self._bid_title(p))
-        c.center(15, _("{name} leads: show a card", name=lead), d.BODY)
+        center_named(c, d.ROW_Y, lambda n: _("{name} leads: show a card", name=n), lead, (d.BODY,),
+                     others=p["players"])
         card_row(c, 30, p["hands"][p["lead"]], self.cursor)
         hint_line(c, _("OK: show · BACK: track"))
 
     def _draw_pass(self, c: Canvas, p: dict) -> None:
         lead = p["lead"]
         done = [p["players"][s] for s in _order(lead) if s in p["pending"]["entered"] and s != lead]
-        pass_screen(c, _("{name} shows {card}", name=p["players"][lead], card=p["pending"]["lead_card"]),
-                    _("bid {b}", b=p["bids"] + 1), done, p["players"][self.seat], _("OK: ready · BACK: menu"))
+        right = _("bid {b}", b=p["bids"] + 1)
+        # The header keeps its verb: the lead's name gives way ("Marc-A. shows 3").
+        room = (d.WIDTH - 2 * d.MARGIN - d.text_width(right, d.SMALL) - 3
+                - d.text_width(_("{name} shows {card}", name="", card=p["pending"]["lead_card"]), d.SMALL))
+        title = _("{name} shows {card}", name=short_name(p["players"][lead], p["players"], room, d.SMALL),
+                  card=p["pending"]["lead_card"])
+        pass_screen(c, title, right, done, p["players"][self.seat],
+                    _("OK: ready · BACK: menu"), others=p["players"])
 
     def _draw_pick(self, c: Canvas, p: dict) -> None:
         name = p["players"][self.seat]
         c.private = True
-        c.header(_("{name}, your secret card", name=name))
-        c.center(15, _("{name} shows {card}", name=p["players"][p["lead"]], card=p["pending"]["lead_card"]), d.BODY)
+        c.header(_("{name}, your secret card", name=short_name(
+            name, p["players"], d.WIDTH - 2 * d.MARGIN - d.text_width(_("{name}, your secret card", name=""), d.SMALL),
+            d.SMALL)))
+        center_named(c, d.ROW_Y, lambda n: _("{name} shows {card}", name=n, card=p["pending"]["lead_card"]),
+                     p["players"][p["lead"]], (d.BODY,), others=p["players"])
         card_row(c, 30, self._own_hand(), self.cursor)
         hint_line(c, _("OK: lock · BACK: pass"))
 
@@ -261,33 +283,31 @@ class ThirdManController(Controller):
             if last["annulled"]:         # three or four alike: nobody scores, the same lead bids again
                 title, right = _("Annulled: bid again"), ""
         c.header(title, right)
-        for seat, name in enumerate(p["players"]):
-            y = 13 + seat * 10
-            if seat == lead:
-                lead_marker(c, 0, y + 3)
-            c.text_fit(5, y, name, 62, d.SMALL)
-            c.right(80, y - 1, str(last["cards"][seat]), d.STRONG)
-            c.right(d.WIDTH - 1, y - 1, d.signed(last["points"][seat]), d.STRONG)
+        # A column per seat, as the cards lie on the table: its name, its
+        # card (the lead's with ▶), the points it scores.
+        name_columns(c, d.ROW_Y, p["players"])
+        cards = [("\u25b6" if seat == lead else "") + str(card) for seat, card in enumerate(last["cards"])]
+        seat_columns(c, d.ROW_Y + d.PITCH, cards, d.STRONG)
+        seat_columns(c, d.ROW_Y + 2 * d.PITCH, [d.signed(v) for v in last["points"]], d.STRONG)
         hint_line(c, _("OK or BACK: back") if self.mode == "last" else _("OK: go on · BACK: menu"))
 
     def _draw_round_end(self, c: Canvas, p: dict) -> None:
         result = p["rounds"][-1]
-        token = result["token"]
-        c.header(_("Round {r} over", r=len(p["rounds"])))
-        center_named(c, 13, lambda n: _("Token for {name}", name=n), p["players"][token])
-        reason, seat = reason_of(result["scores"])
-        center_named(c, 25, reason, p["players"][seat] if seat is not None else "", (d.SMALL,))
-        score_grid(c, 35, p["players"], [d.number(v) for v in result["scores"]], p["tokens"])
+        # Three rows under the header: the token (the news), then each seat's
+        # final score, two seats a row; why the round ended is short, in the
+        # header ("+20", "−20", "9 bids"), its seat being the one whose score says so.
+        c.header(_("Round {r} over", r=len(p["rounds"])), short_reason(result["scores"]))
+        center_named(c, d.ROW_Y, lambda n: _("Token for {name}", name=n), p["players"][result["token"]],
+                     (d.STRONG,), others=p["players"])
+        score_grid(c, d.ROW_Y + d.PITCH, p["players"], [d.number(v) for v in result["scores"]])
         hint_line(c, _("OK: go on · BACK: menu"))
 
     def _draw_match_end(self, c: Canvas, p: dict) -> None:
         winner = p["winner"][0]
-        result = p["rounds"][-1]
         c.header(_("Match over"), _("tokens"))
-        center_named(c, 13, lambda n: _("{name} wins!", name=n), p["players"][winner])
-        reason, seat = reason_of(result["scores"])
-        center_named(c, 25, reason, p["players"][seat] if seat is not None else "", (d.SMALL,))
-        score_grid(c, 35, p["players"], [str(n) for n in p["tokens"]], p["tokens"])
+        center_named(c, d.ROW_Y, lambda n: _("{name} wins!", name=n), p["players"][winner], (d.STRONG,),
+                     others=p["players"])
+        score_grid(c, d.ROW_Y + d.PITCH, p["players"], [f"{n}\u25cf" for n in p["tokens"]])
         hint_line(c, _("OK or BACK: menu"))
 
     # -- the undo prompt ---------------------------------------------------------
@@ -329,15 +349,53 @@ def round_reason(players: list[str], scores: list[int]) -> str:
     return make(players[seat] if seat is not None else "")
 
 
-def score_grid(c: Canvas, y: int, players: list[str], right: list[str], tokens: list[int]) -> None:
-    """Four seats in two columns, 9 px apart: name, its tokens (dots), and
-    ``right`` (the round's final score, or the tokens as a number)."""
-    for seat, name in enumerate(players[:SEATS]):
-        x, row_y = (seat % 2) * 66, y + (seat // 2) * 9
-        room = 60 - d.text_width(right[seat], d.SMALL) - (min(tokens[seat], 3) * 5 + 2 if tokens[seat] else 0)
-        width = c.text_fit(x, row_y, name, room, d.SMALL)
-        c.dots(x + width + 2, row_y + 4, tokens[seat], limit=3)
-        c.right(x + 61, row_y, right[seat], d.SMALL)
+# -- the seats' places on the panel ------------------------------------------------
+CELL_W = 62                     # two seats a row, in 62-px cells 4 px apart
+NAME_X = 7                      # the name after the ▶ column
+CELL_NAME_W = CELL_W - NAME_X - d.text_width("\u221220", d.BODY) - 2
+COL_W = (d.WIDTH - 2 * d.MARGIN) // SEATS      # result screens: a 31-px column per seat
+
+
+def _cell(seat: int) -> tuple[int, int]:
+    """The left edge and text line of a seat's cell on the track: two rows of
+    a line and a 5-px bar, 18 rows apart (rows 14-31 and 32-49)."""
+    return (seat % 2) * (CELL_W + 4), d.ROW_Y + (seat // 2) * (d.LINE + 6)
+
+
+def score_grid(c: Canvas, y: int, players: list[str], right: list[str]) -> None:
+    """Four seats on two rows of the grid (``y`` and the next), two a row:
+    the name (abbreviated distinctly) and ``right`` (a score, tokens)."""
+    names = distinct_names(players, CELL_W - 2 - d.text_width("\u221220", d.STRONG) - 3, d.BODY)
+    for seat, name in enumerate(names[:SEATS]):
+        x0 = (seat % 2) * (CELL_W + 4)
+        row_y = y + (seat // 2) * d.PITCH
+        c.text(x0 + 2, row_y, name, d.BODY)
+        c.right(x0 + CELL_W, row_y, right[seat], d.STRONG)
+
+
+def _column(seat: int) -> tuple[int, int]:
+    x0 = d.MARGIN + seat * COL_W + (seat > 1)     # the 2 spare columns between the middle ones
+    return x0, x0 + COL_W - 1
+
+
+def seat_columns(c: Canvas, y: int, texts: list[str], font=d.SMALL) -> None:
+    """One text per seat, centred in its column."""
+    for seat, text in enumerate(texts[:SEATS]):
+        x0, x1 = _column(seat)
+        c.center(y, text, font, x0, x1)
+
+
+def name_columns(c: Canvas, y: int, players: list[str]) -> None:
+    """The seats' names in their columns, abbreviated distinctly to fit."""
+    seat_columns(c, y, distinct_names(players, COL_W - 2), d.SMALL)
+
+
+def short_reason(scores: list[int]) -> str:
+    """Why a round ended, in a header's right end: "+20", "−20" or "9 bids"."""
+    make, seat = reason_of(scores)
+    if seat is None:
+        return _("9 bids")
+    return "+20" if scores[seat] >= LIMIT else "\u221220"
 
 
 def _move(cursor: int, name: str, size: int) -> int:

@@ -6,8 +6,8 @@ Screens (``self.mode``), re-derived from the public state after a change:
               starts on the last hand's bidder) then the amount, ±5 then ±1
               from the last bid (see :mod:`.number_entry`).
 ``turn``      the table: one row per seat with its dice (dots), hand points
-              and total, a triangle at the seat that asks; the header names the
-              bid.  The cursor picks whom the asker asks (it starts on the next
+              and total (Σ), a triangle at the seat that asks; the header names
+              the bid.  The cursor picks whom the asker asks (it starts on the next
               seat with dice) or, past the last seat, *pass* (in the header).
               OK on a seat → ``value``; OK on *pass* passes.
 ``value``     the value asked, 1..6 (wrapping; it starts on the last value asked).
@@ -17,11 +17,13 @@ Screens (``self.mode``), re-derived from the public state after a change:
 ``hand_end``  the bid made or lost, everyone's hand points and totals.
 ``game_end``  the winner and the totals; OK or BACK opens the menu.
 
-Each screen ends with a hint line saying what OK and BACK do.  Four seat
-rows fit above it: with five or six seats the table scrolls with its
-cursor, and the results (starting on the bidder or the winner) scroll with
-UP/DOWN; a small triangle at the right end of the first or last row says
-that more seats are above or below.
+Each screen ends with a hint line saying what OK and BACK do.  Three seat
+rows fit between the header and it: the table scrolls with its cursor,
+which stays on the first two rows (a bar on the third would need the row
+the hint's ascenders take); *pass* is at the header's right end.  Results
+show up to four seats a column each (name, change, total); five or six
+seats go a row each and scroll with UP/DOWN.  ▲/▼ in the header say that
+more seats are above or below.
 
 BACK steps back (``value`` → ``turn``, ``hit`` → ``value``, a die → the
 one before); on ``turn`` and the first field of ``bid`` it opens the menu.
@@ -38,13 +40,19 @@ from companion.i18n import N_, _
 
 from .. import draw as d
 from ..draw import Canvas
-from .base import REVEAL_S, Controller, UndoStep, hint_line, lead_marker, scroll_mark
+from .base import REVEAL_S, Controller, UndoStep, hint_line
 from .number_entry import Stepper
+from .seat_grid import columns, distinct_names, name_columns, named_header
 
 DICE = 5
 PASS = "pass"
-ROW_H = 10
-ROWS = 4                # seat rows above the hint line
+ROWS = d.ROWS_ABOVE_HINT    # seat rows between the header and the hint line
+COLUMNS = 4                 # a result shows up to four seats a column each
+# A seat's row: ▶, the name, five dice (tokens), the hand's points (right
+# edge POINTS_R), the total (Σ, at the right end).
+NAME_X, NAME_W = 7, 46
+DICE_X = 56
+POINTS_R = 100
 MAX_BID = 999
 
 
@@ -111,7 +119,7 @@ class YentaController(Controller):
     # -- buttons ----------------------------------------------------------------
     def key(self, name: str) -> bool:
         p = self.public
-        if self.mode in ("hand_end", "game_end") and name in ("up", "down") and len(p["players"]) > ROWS:
+        if self.mode in ("hand_end", "game_end") and name in ("up", "down") and len(p["players"]) > COLUMNS:
             # The seats that do not fit: a press shows the next one and keeps
             # the hand's result up for another REVEAL_S.
             first = self._first(len(p["players"]), *self._result_focus(p))
@@ -206,14 +214,17 @@ class YentaController(Controller):
         getattr(self, f"_draw_{self.mode}")(c, p)
 
     def _first(self, n: int, marked: int | None, cursor=None) -> int:
-        """The first seat row shown: where UP/DOWN scrolled a result to, else
-        the one that keeps the cursor (else the marked seat) in sight."""
+        """The first row shown: where UP/DOWN scrolled a result to, else the
+        one that keeps the cursor on the first two rows (a highlight on the
+        third would need the row the hint line's ascenders take), else the
+        marked seat in sight."""
         if n <= ROWS:
             return 0
         if self.top is not None and self.mode in ("hand_end", "game_end"):
             return self.top
-        focus = cursor if isinstance(cursor, int) else marked
-        return max(0, min(focus - ROWS + 2, n - ROWS)) if isinstance(focus, int) else 0
+        if isinstance(cursor, int):
+            return max(0, cursor - 1)
+        return max(0, min(marked - 1, n - ROWS)) if isinstance(marked, int) else 0
 
     def _result_focus(self, p: dict) -> tuple:
         """The marked seat and the cursor of a result screen's rows."""
@@ -221,85 +232,122 @@ class YentaController(Controller):
             return None, p["winner"][0]
         return p["hands"][-1]["bidder"], None
 
-    def _rows(self, c: Canvas, p: dict, y0: int, points, marked: int | None, cursor=None) -> None:
-        """Seats as rows: triangle, name, dice (dots), ``points`` (a column) and
-        the total; ROWS of them at most, so that the hint line stays under
-        them (see :meth:`_first`), with a triangle where more seats are."""
+    def _rows(self, c: Canvas, p: dict, points, marked: int | None, cursor=None, dice: bool = True) -> str:
+        """Seats as rows on the grid's pitch: ▶ (``marked``), name, dice
+        (dots), ``points`` and the total; ROWS at most (see :meth:`_first`).
+        Returns the scroll marks (▲▼) for the header when rows are out of sight."""
         n = len(p["players"])
+        rows = n
         first = self._first(n, marked, cursor)
-        last = min(n, first + ROWS)
-        right = d.WIDTH - 1 if n <= ROWS else d.WIDTH - 8     # room for the scroll marks
-        for i, seat in enumerate(range(first, last)):
-            y = y0 + i * ROW_H
-            fg = d.ON
-            if seat == cursor:
-                c.fill(0, y, d.WIDTH - 1, y + ROW_H - 1)
-                fg = d.OFF
+        last = min(rows, first + ROWS)
+        names = distinct_names(p["players"], NAME_W, d.BODY)
+        for i, row in enumerate(range(first, last)):
+            y = d.ROW_Y + i * d.PITCH
+            seat = row
+            selected = seat == cursor
+            fg = d.OFF if selected else d.ON
+            c.row(y, "", selected)                           # the bar alone, then the columns
             if seat == marked:
-                lead_marker(c, 0, y + 2, fill=fg)
-            c.text_fit(5, y - 1, p["players"][seat], 44, d.SMALL, fill=fg)
-            for k in range(p["dice"][seat]):
-                c.fill(51 + k * 5, y + 3, 54 + k * 5, y + 6, fg)
-            c.right(94, y - 1, points(seat), d.SMALL, fill=fg)
-            c.right(right, y - 1, "\u03a3" + d.number(p["scores"][seat]), d.SMALL, fill=fg)
-            if (seat == first and first > 0) or (seat == last - 1 and last < n):
-                scroll_mark(c, d.WIDTH - 6, y + 3, seat == first and first > 0, fill=fg)
+                c.icon_in_line(1, y, "play", fg)
+            c.text(NAME_X, y, names[seat], d.STRONG if selected else d.BODY, fill=fg)
+            if dice:
+                for k in range(p["dice"][seat]):
+                    c.icon_in_line(DICE_X + k * 5, y, "token", fg)
+            c.right(POINTS_R, y, points(seat), d.BODY, fill=fg)
+            c.right(d.WIDTH - d.MARGIN + 1, y, "\u03a3" + d.number(p["scores"][seat]), d.BODY, fill=fg)
+        return ("\u25b2" if first > 0 else "") + ("\u25bc" if last < rows else "")
 
     def _draw_turn(self, c: Canvas, p: dict) -> None:
-        c.header(_("{name} bid {bid}", name=p["players"][p["bidder"]], bid=p["bid"]))
-        width = d.text_width(_("pass"), d.SMALL) + 6
-        if self.cursor == PASS:
-            c.fill(d.WIDTH - width, 0, d.WIDTH - 1, 11)
-        c.right(d.WIDTH - 3, 0, _("pass"), d.SMALL, fill=d.OFF if self.cursor == PASS else d.ON)
-        # Four rows at most (they scroll with the cursor): the hint line stays.
-        self._rows(c, p, 14, lambda s: d.signed(p["hand_points"][s]), p["turn"], self.cursor)
+        marks = self._marks_of(p, lambda s: d.signed(p["hand_points"][s]), p["turn"], self.cursor)
+        # The header: the bid, the scroll marks, and "pass" at the right end
+        # (the cursor's place past the last seat: inverted there, the bar
+        # holding it with the rule under it as its lit bottom row).
+        pass_w = d.text_width(_("pass"), d.SMALL) + 3
+        marks_w = d.text_width(marks, d.SMALL) + 3 if marks else 0
+        make = lambda n: _("{name} bid {bid}", name=n, bid=p["bid"])          # noqa: E731
+        room = d.WIDTH - 2 * d.MARGIN - pass_w - marks_w - 2 - d.text_width(make(""), d.SMALL)
+        c.text(d.MARGIN, d.HEADER_Y, make(distinct_names(p["players"], max(room, 1), d.SMALL)[p["bidder"]]),
+               d.SMALL)
+        if marks:
+            c.right(d.WIDTH - pass_w - 2, d.HEADER_Y, marks, d.SMALL)
+        chosen = self.cursor == PASS
+        if chosen:
+            c.fill(d.WIDTH - pass_w - 1, 0, d.WIDTH - 1, d.RULE_Y - 1)
+        c.right(d.WIDTH - 1, d.HEADER_Y, _("pass"), d.SMALL, fill=d.OFF if chosen else d.ON)
+        c.hline(0, d.WIDTH - 1, d.RULE_Y)
+        self._rows(c, p, lambda s: d.signed(p["hand_points"][s]), p["turn"], self.cursor)
         hint_line(c, _("OK: pass · BACK: menu") if self.cursor == PASS else _("OK: ask · BACK: menu"))
+
+    def _marks_of(self, p, points, marked, cursor=None) -> str:
+        """The scroll marks the rows will need (drawn on a throwaway canvas)."""
+        return self._rows(Canvas(), p, points, marked, cursor)
 
     def _draw_bid(self, c: Canvas, p: dict) -> None:
         c.header(_("Hand {h}: the winning bid", h=len(p["hands"]) + 1))
-        name = p["players"][self.cursor]
-        c.row(16, _("Bidder"), self.amount is None, height=15, right=d.fit(name, d.TITLE, 70), font=d.TITLE)
+        name = distinct_names(p["players"], 70, d.STRONG)[self.cursor]
+        c.row(d.ROW_Y, _("Bidder"), self.amount is None, right=name, font=d.STRONG)
         if self.amount is not None:
-            c.row(33, _("Bid {step}", step=self.amount.label()), True, height=15, right=str(self.amount.value),
-                  font=d.TITLE)
+            c.row(d.ROW_Y + d.PITCH, _("Bid {step}", step=self.amount.label()), True, right=str(self.amount.value),
+                  font=d.STRONG)
         hint_line(c, _("OK: next · BACK: menu") if self.amount is None else _("OK: enter · BACK: bidder"))
 
     def _draw_value(self, c: Canvas, p: dict) -> None:
-        asker, target = p["players"][p["turn"]], p["players"][self.cursor]
+        # Both names share what the words leave ("Marc-A. demande à Zoé Ł. :")
+        words = d.text_width(_("{asker} asks {target} for", asker="", target=""), d.SMALL)
+        names = distinct_names(p["players"], (d.WIDTH - 2 * d.MARGIN - words) // 2, d.SMALL)
+        asker, target = names[p["turn"]], names[self.cursor]
         c.header(_("{asker} asks {target} for", asker=asker, target=target))
         d.card_row(c, 20, [1, 2, 3, 4, 5, 6], self.value - 1)
         hint_line(c, _("OK: next · BACK: seat"))
 
     def _draw_hit(self, c: Canvas, p: dict) -> None:
-        target = p["players"][self.cursor]
-        c.header(_("Has {target} a {value}?", target=target, value=self.value))
-        c.row(17, _("Hit: a pair"), self.hit, height=15, font=d.TITLE)
-        c.row(34, _("Miss"), not self.hit, height=15, font=d.TITLE)
+        named_header(c, lambda n: _("Has {target} a {value}?", target=n, value=self.value),
+                     p["players"][self.cursor], p["players"])
+        c.row(d.ROW_Y, _("Hit: a pair"), self.hit, font=d.STRONG)
+        c.row(d.ROW_Y + d.PITCH, _("Miss"), not self.hit, font=d.STRONG)
         hint_line(c, _("OK: enter · BACK: value"))
 
     def _draw_last(self, c: Canvas, p: dict) -> None:
         seat = p["turn"]
         count = p["dice"][seat]
         dice = self.dice or [1]
-        c.header(_("{name}'s last dice", name=p["players"][seat]), f"{len(dice)}/{count}")
+        named_header(c, lambda n: _("{name}'s last dice", name=n), p["players"][seat], p["players"],
+                     f"{len(dice)}/{count}")
         d.card_row(c, 20, dice + ["·"] * (count - len(dice)), len(dice) - 1)
         hint_line(c, _("OK: next die · BACK: back"))
 
+    def _results(self, c: Canvas, p: dict, make, name: str, right: str, changes: list[str] | None,
+                 marked: int | None) -> None:
+        """A result: up to four seats a column each (name, ``changes``, the
+        total); five or six, a row each (scrolled with UP/DOWN, ▲▼ in the header)."""
+        n = len(p["players"])
+        totals = ["\u03a3" + d.number(v) for v in p["scores"]]
+        if n <= COLUMNS:
+            named_header(c, make, name, p["players"], right)
+            name_columns(c, d.ROW_Y, p["players"])
+            if changes is not None:
+                columns(c, d.ROW_Y + d.PITCH, changes, d.STRONG)
+            columns(c, d.ROW_Y + 2 * d.PITCH, totals, d.STRONG)
+            return
+        points = (lambda s: changes[s]) if changes is not None else (lambda s: "")
+        marks = self._marks_of(p, points, marked)
+        named_header(c, make, name, p["players"], marks)
+        self._rows(c, p, points, marked, dice=False)
+
     def _draw_hand_end(self, c: Canvas, p: dict) -> None:
         hand = p["hands"][-1]
-        bidder = p["players"][hand["bidder"]]
         made = hand["points"][hand["bidder"]] >= hand["bid"]
-        headline = _("{name} made {bid}", name=bidder, bid=hand["bid"]) if made else \
-            _("{name} lost {bid}", name=bidder, bid=hand["bid"])
-        c.header(headline, _("change"))
-        points = dict(enumerate(hand["delta"]))
-        self._rows(c, {**p, "dice": [0] * len(p["players"])}, 14, lambda s: d.signed(points[s]), hand["bidder"])
+        make = (lambda n: _("{name} made {bid}", name=n, bid=hand["bid"])) if made else \
+            (lambda n: _("{name} lost {bid}", name=n, bid=hand["bid"]))
+        self._results(c, p, make, p["players"][hand["bidder"]], "", [d.signed(v) for v in hand["delta"]],
+                      hand["bidder"])
         hint_line(c, _("OK: go on · BACK: menu"))
 
     def _draw_game_end(self, c: Canvas, p: dict) -> None:
-        winner = p["players"][p["winner"][0]]
-        c.header(_("{name} wins!", name=winner), _("target {t}", t=p["target"]) if p.get("target") else "")
-        self._rows(c, {**p, "dice": [0] * len(p["players"])}, 14, lambda s: "", None, p["winner"][0])
+        winner = p["winner"][0]
+        self._results(c, p, lambda n: _("{name} wins!", name=n), p["players"][winner],
+                      _("target {t}", t=p["target"]) if p.get("target") else "",
+                      ["\u2605" if s in p["winner"] else "" for s in range(len(p["players"]))], winner)
         hint_line(c, _("OK or BACK: menu"))
 
     def describe_undo(self, step: UndoStep) -> str:
