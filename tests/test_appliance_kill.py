@@ -120,19 +120,30 @@ class Script:
     sent one after the other until the child dies.  ``acked`` gets every
     action whose request was answered 200, in order."""
 
-    def __init__(self, port: int, rng: random.Random, acked: list[dict]):
+    def __init__(self, port: int, rng: random.Random, acked: list[dict], kill_after: int | None = None,
+                 kill=None):
         self.port, self.rng, self.acked = port, rng, acked
         self.requests = 0
+        # The kill is armed after this many requests (a random moment of the
+        # stream, however fast the machine answers), not after a fixed time:
+        # on a loaded machine a timer could fire before anything was acknowledged.
+        self.kill_after, self.kill = kill_after, kill
+
+    def _counted(self) -> None:
+        self.requests += 1
+        if self.kill is not None and self.requests >= self.kill_after:
+            kill, self.kill = self.kill, None
+            kill()
 
     def action(self, action: dict) -> None:
         status, reply = post(self.port, "/api/actions", action)
-        self.requests += 1
+        self._counted()
         assert status == 200, (action, status, reply)
         self.acked.append(action)
 
     def press(self, name: str) -> None:
         status, reply = post(self.port, f"/dev/buttons/{name}/press")
-        self.requests += 1
+        self._counted()
         assert status == 200 and reply["handled"], (name, status, reply)
 
     def run(self) -> None:
@@ -190,10 +201,20 @@ def test_sigkill_at_random_moments_loses_no_acknowledged_action(tmp_path):
                     assert notices == {"notices": []}, f"cycle {cycle}: {notices}"
                     checked += 1
                 if timer is None:
-                    timer = threading.Timer(rng.uniform(0.0, 0.8), proc.send_signal, [signal.SIGKILL])
-                    timer.start()
-                Script(port, rng, acked).run()
-            timer.join()
+                    # After 3-16 requests, within the next 50 ms: mid-request or between two.
+                    timers = []
+
+                    def kill(proc=proc, timers=timers):
+                        timers.append(threading.Timer(rng.uniform(0.0, 0.05), proc.send_signal, [signal.SIGKILL]))
+                        timers[0].start()
+                    Script(port, rng, acked, kill_after=rng.randint(3, 16), kill=kill).run()
+                    timer = timers[0] if timers else None
+                else:
+                    Script(port, rng, acked).run()
+            if timer is None:                # the stream ended before the kill was armed
+                proc.send_signal(signal.SIGKILL)
+            else:
+                timer.join()
             proc.wait(60)
             proc.stdout.close()
             assert proc.returncode == -signal.SIGKILL, f"cycle {cycle}: exit {proc.returncode}"
