@@ -44,6 +44,7 @@ import socket
 import sys
 import threading
 import time
+from urllib.parse import urlsplit
 
 from waitress.adjustments import Adjustments
 from waitress.channel import HTTPChannel
@@ -53,7 +54,7 @@ from waitress.task import ThreadedTaskDispatcher
 from companion.i18n import gettext
 from companion.limits import MAX_IMPORT_BYTES
 
-from . import sdnotify
+from . import netwatch, sdnotify
 from .app import create_app
 from .auth import new_pin
 from .errors import JsonErrorTask
@@ -478,13 +479,32 @@ def run(args, parts, start_extras=None) -> int:
     # Phones find the box by its friendly name (mDNS).  Only the real box
     # advertises: a laptop demo (--mock) or a loopback server stays quiet.
     advertise = config.get("mdns", True) and not mock and not host.startswith("127.") and host != "localhost"
-    stop_mdns = start_mdns(config.get("name") or "companion", server.port) if advertise else (lambda: None)
+    name = config.get("name") or "companion"
+    mdns = [start_mdns(name, server.port) if advertise else (lambda: None)]
+
+    def network_changed(address: str) -> None:
+        # A network came up (or changed) after the start: the join address
+        # and QR code follow it, and the table is announced on it.
+        new_url = join_url(host, server.port)
+        config["url"] = new_url
+        print(f"companion: network: phones join at {new_url}", flush=True)
+        if box is not None:
+            box.show_join(new_url, app.extensions["companion"].pin)
+        if advertise:
+            mdns[0]()
+            mdns[0] = start_mdns(name, server.port)
+
+    # Served on every address (0.0.0.0): watch for a network that comes later.
+    wildcard = host in ("", "0.0.0.0", "::")
+    stop_watch = (netwatch.watch(lan_address, network_changed, first=urlsplit(url).hostname)
+                  if wildcard else (lambda: None))
     try:
         server.serve_forever()
     finally:
         sdnotify.notify("STOPPING=1")
+        stop_watch()
         stop_extras()
-        stop_mdns()
+        mdns[0]()
         watchdog.stop()
         _close(box, store)
     return 0
