@@ -214,6 +214,7 @@ mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
 /debootstrap/debootstrap --second-stage && echo STAGE2-OK
 rm -f /stage2.sh
 sync
+mount -t proc proc /proc 2>/dev/null    # debootstrap unmounted it
 echo 1 > /proc/sys/kernel/sysrq; echo o > /proc/sysrq-trigger
 sleep 60
 """
@@ -321,10 +322,11 @@ def wheelhouse(arch: str) -> Path:
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     say(f"vm: downloading wheels for {arch} into {folder}")
-    platform = []
-    for tag in ARCHES[arch]["platforms"]:
-        platform += ["--platform", tag]
     machine = {"amd64": "x86_64", "arm64": "aarch64"}[arch]
+    platform = []
+    # bookworm's glibc is 2.36: every manylinux tag up to it (lgpio's is 2_34).
+    for tag in [f"manylinux_2_{minor}_{machine}" for minor in range(17, 37)] + ARCHES[arch]["platforms"]:
+        platform += ["--platform", tag]
     # Environment markers are evaluated for the guest's machine, not ours.
     marked = [r for r in reqs if "platform_machine" not in r or f"'{machine}'" in r]
     binary = [r.split(";")[0] for r in marked if not r.lower().startswith("rpi.gpio")]
