@@ -11,6 +11,10 @@ Targets are printed, never asserted: the tests do not time anything.
 cgroup at 1/4 and 1/8 of one core, each figure beside its unthrottled run
 (needs root; prints "skipped: no cgroup" otherwise).  Alone, ``--pi`` runs
 only that suite; with ``--only`` it runs after the named ones.
+
+``--vm`` adds the appliance in a VM (``bench_vm``, issue 22): 100 power cuts
+under the file system on amd64 and the arm64 boot (an hour or more; needs
+root and QEMU).  Like ``--pi``, alone it runs only that suite.
 """
 
 from __future__ import annotations
@@ -57,11 +61,14 @@ def main(argv=None) -> int:
     p.add_argument("--quick", action="store_true", help="fewer samples (smoke run)")
     p.add_argument("--only", nargs="*", help="suites to run (default: all)")
     p.add_argument("--pi", action="store_true", help="Pi-class figures: the companion at 1/4 and 1/8 of a core")
+    p.add_argument("--vm", action="store_true", help="the appliance in a VM: 100 power cuts, the arm64 boot (slow)")
     args = p.parse_args(argv)
     results = {"machine": machine()}
-    suites = list(args.only or ([] if args.pi else SUITES))
+    suites = list(args.only or ([] if args.pi or args.vm else SUITES))
     if args.pi:
         suites.append("bench_pi")                 # the Pi-class mode (bench/bench_pi.py)
+    if args.vm:
+        suites.append("bench_vm")                 # the appliance in a VM (bench/bench_vm.py)
     for name in suites:
         try:
             module = importlib.import_module(f"bench.{name}")

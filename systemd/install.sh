@@ -36,8 +36,13 @@ if [ "$(id -u)" -ne 0 ]; then echo "install.sh: run me with sudo" >&2; exit 1; f
 apt-get install -y python3-venv fonts-dejavu-core i2c-tools
 
 id companion >/dev/null 2>&1 || useradd --system --home-dir /var/lib/companion --shell /usr/sbin/nologin companion
+# The unit's SupplementaryGroups= must exist or systemd refuses to start it:
+# Raspberry Pi OS has both groups (its udev rules give them the pins and the
+# bus); a plain Debian (a PC, a VM) has no gpio group, and the box runs there
+# without pins.
 for group in gpio i2c; do
-    getent group "$group" >/dev/null && usermod -a -G "$group" companion
+    getent group "$group" >/dev/null || groupadd --system "$group"
+    usermod -a -G "$group" companion
 done
 
 mkdir -p "$prefix"
@@ -51,6 +56,7 @@ set_i2c_speed
 install -m 0644 "$repo/systemd/companion.service" /etc/systemd/system/companion.service
 [ -f /etc/default/companion ] || printf '# COMPANION_PIN=1234\n# COMPANION_LANG=fr\n' > /etc/default/companion
 systemctl daemon-reload
-systemctl enable --now companion.service
+systemctl enable companion.service
+systemctl restart companion.service      # restart, not start: an upgrade runs the new code
 systemctl --no-pager status companion.service || true
 echo "companion: installed. Follow it with: journalctl -u companion -f"

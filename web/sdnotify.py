@@ -11,6 +11,7 @@ import logging
 import os
 import socket
 import threading
+import time
 from typing import Callable
 
 log = logging.getLogger("companion.web")
@@ -64,11 +65,25 @@ class Watchdog:
         return self
 
     def _run(self) -> None:
-        while not self._stop.wait(self.interval):
-            if self.alive():
+        # Looks often (a second, or less) and pings at most once an interval:
+        # a loop that stalls for a moment and turns again is pinged for as
+        # soon as it turns, not an interval later, so only a real freeze
+        # (longer than WatchdogSec less the interval) gets the process killed.
+        last = time.monotonic()
+        stalled = False
+        while not self._stop.wait(min(1.0, self.interval / 2)):
+            if not self.alive():
+                if not stalled:
+                    log.error("serving loop stalled: not pinging the systemd watchdog")
+                stalled = True
+                continue
+            if stalled:
+                log.warning("serving loop turning again: pinging the systemd watchdog")
+            stalled = False
+            now = time.monotonic()
+            if now - last >= self.interval:
                 notify("WATCHDOG=1")
-            else:
-                log.error("serving loop stalled: not pinging the systemd watchdog")
+                last = now
 
     def stop(self) -> None:
         self._stop.set()

@@ -54,6 +54,7 @@ import socket
 import sys
 import threading
 import time
+from urllib.parse import urlsplit
 
 from waitress.adjustments import Adjustments
 from waitress.channel import HTTPChannel
@@ -63,7 +64,7 @@ from waitress.task import ThreadedTaskDispatcher
 from companion.i18n import gettext
 from companion.limits import MAX_IMPORT_BYTES
 
-from . import sdnotify
+from . import netwatch, sdnotify
 from .app import create_app
 from .auth import new_pin
 from .errors import JsonErrorTask
@@ -603,14 +604,46 @@ class Server:
             wasyncore.close_all(self._map)
 
 
-def lan_address() -> str:
-    """This machine's address on the local network (no packet is sent)."""
+def lan_address(route=None, interfaces=None) -> str:
+    """This machine's address on the local network (no packet is sent): the
+    source address towards a default route; on a network without a router
+    (the box's own access point, a cable to a laptop, a guest network that
+    gives none) the first IPv4 address of an interface; else loopback."""
     try:
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
-            sock.connect(("10.254.254.254", 1))
-            return sock.getsockname()[0]
+        return (route or _route_address)()
     except OSError:
-        return "127.0.0.1"
+        pass
+    for address in (interfaces or interface_addresses)():
+        return address
+    return "127.0.0.1"
+
+
+def _route_address() -> str:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.connect(("10.254.254.254", 1))
+        return sock.getsockname()[0]
+
+
+def interface_addresses() -> list[str]:
+    """The IPv4 addresses of this machine's interfaces, loopback left out
+    (Linux's SIOCGIFADDR; elsewhere, or on any error, none)."""
+    found: list[str] = []
+    try:
+        import fcntl
+        import struct
+
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+            for _, name in socket.if_nameindex():
+                try:
+                    packed = fcntl.ioctl(sock.fileno(), 0x8915, struct.pack("256s", name.encode()[:15]))
+                except OSError:
+                    continue            # no IPv4 address on this one
+                address = socket.inet_ntoa(packed[20:24])
+                if not address.startswith("127."):
+                    found.append(address)
+    except (OSError, ImportError, AttributeError):
+        pass
+    return found
 
 
 def join_url(host: str, port: int) -> str:
@@ -687,13 +720,32 @@ def run(args, parts, start_extras=None) -> int:
     # Phones find the box by its friendly name (mDNS).  Only the real box
     # advertises: a laptop demo (--mock) or a loopback server stays quiet.
     advertise = config.get("mdns", True) and not mock and not host.startswith("127.") and host != "localhost"
-    stop_mdns = start_mdns(config.get("name") or "companion", server.port) if advertise else (lambda: None)
+    name = config.get("name") or "companion"
+    mdns = [start_mdns(name, server.port) if advertise else (lambda: None)]
+
+    def network_changed(address: str) -> None:
+        # A network came up (or changed) after the start: the join address
+        # and QR code follow it, and the table is announced on it.
+        new_url = join_url(host, server.port)
+        config["url"] = new_url
+        print(f"companion: network: phones join at {new_url}", flush=True)
+        if box is not None:
+            box.show_join(new_url, app.extensions["companion"].pin)
+        if advertise:
+            mdns[0]()
+            mdns[0] = start_mdns(name, server.port)
+
+    # Served on every address (0.0.0.0): watch for a network that comes later.
+    wildcard = host in ("", "0.0.0.0", "::")
+    stop_watch = (netwatch.watch(lan_address, network_changed, first=urlsplit(url).hostname)
+                  if wildcard else (lambda: None))
     try:
         server.serve_forever()
     finally:
         sdnotify.notify("STOPPING=1")
+        stop_watch()
         stop_extras()
-        stop_mdns()
+        mdns[0]()
         watchdog.stop()
         _close(box, store)
     return 0
