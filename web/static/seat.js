@@ -153,7 +153,7 @@
       var content, key;
       if (!state.game || me >= (state.players || []).length) {
         key = "none";
-        content = [h("p", { className: "prompt" }, t("There is no seat {n} in this game.", { n: me })),
+        content = [h("p", { className: "prompt" }, t("There is no seat {n} in this game.", { n: me + 1 })),
           h("a", { className: "button wide", href: "/seat" }, t("Back to the seats"))];
       } else if (!token()) {
         var c = claimOf();
@@ -164,7 +164,7 @@
             h("a", { className: "button wide", href: "/seat" }, t("Back to the seats"))];
         } else {
           content = [notice ? h("p", null, notice) : null,
-            h("p", { className: "prompt" }, t("This phone does not hold seat {n}.", { n: me })),
+            h("p", { className: "prompt" }, t("This phone does not hold seat {n}.", { n: me + 1 })),
             claimForm(me, msg, function () { notice = ""; fetchView(); })];
         }
       } else if (!view) {
