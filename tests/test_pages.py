@@ -151,7 +151,9 @@ def test_every_page_renders_every_game(table, game):
     board = text_of(client.get("/").get_data(as_text=True))
     assert boot_of(client.get("/").get_data(as_text=True))["titles"][game] in board
     for score in public["scores"]:
-        assert re.search(rf"(?<![\d-]){score}(?!\d)", board), f"score {score} not on the board"
+        shown = str(score).replace("-", "\u2212")            # a real minus sign, as everywhere on a phone
+        assert re.search(rf"(?<![\d\u2212-]){shown}(?!\d)", board), f"score {shown} not on the board"
+    assert not re.search(r"(?<![\w-])-\d", board), "a hyphen for a minus sign"
 
 
 def test_a_finished_game_names_its_winner(table):

@@ -107,6 +107,30 @@
     return n < 0 ? "\u2212" + Math.abs(n) : String(n);
   };
 
+  // Diabolo's colours (companion/colours.py): a usual colour is stored as its
+  // id ("red"), or, in older logs, as a word of any language ("rouge"); each
+  // phone says it in its own language.  A name the table typed stays as typed.
+  C.colourId = function (name) {
+    var ids = boot.colours || {};
+    var key = String(name).trim().replace(/\s+/g, " ").toLowerCase();
+    return Object.prototype.hasOwnProperty.call(ids, key) ? ids[key] : null;
+  };
+  C.colour = function (name) {
+    var id = C.colourId(name);
+    return id ? C.t(id) : String(name);
+  };
+  // What to store for a colour a person named (typed or picked), given the
+  // game's colours so far: the game's own spelling of the same colour (the
+  // core compares names exactly), else a usual colour's id, else as typed.
+  C.colourValue = function (named, gameColours) {
+    named = String(named).trim();
+    var id = C.colourId(named);
+    var same = (gameColours || []).filter(function (c) {
+      return c === named || (id && C.colourId(c) === id) || C.colour(c).toLowerCase() === named.toLowerCase();
+    });
+    return same.length ? same[0] : (id || named);
+  };
+
   C.names = function (state, seats) {
     return seats.map(function (seat) { return state.players[seat]; }).join(", ");
   };
