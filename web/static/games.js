@@ -57,13 +57,16 @@
   }
 
   // Scores that restart each round or hand: the finished one's final scores
-  // are drawn before the drop, with a break line.
+  // are drawn before the drop, with a break line labelled with the round that
+  // starts there.  The round that ends the match is the last: no break and
+  // no next round after it (an 8-round match has no "R9").
   function resetSeries(steps, doneKey, finalScores, label) {
     var out = { points: [], breaks: [], band: null };
     steps.forEach(function (st) {
       var done = st.state[doneKey] || [];
       if (st.before && done.length > (st.before[doneKey] || []).length) {
         out.points.push(finalScores(done[done.length - 1]));
+        if (st.state.finished) return;
         out.breaks.push({ at: out.points.length, label: label + (done.length + 1) });
       }
       out.points.push(st.state.scores || []);
