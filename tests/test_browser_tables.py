@@ -95,7 +95,7 @@ TABLES_JS = """async (step) => {
     }
   }
   // The cues, at the start, in the middle and at the end (a scroll event comes with the next frame).
-  const frame = () => new Promise(r => requestAnimationFrame(() => setTimeout(r, 0)));
+  const frame = () => new Promise(r => requestAnimationFrame(() => setTimeout(r, 120)));
   for (const box of boxes) {
     const max = box.scrollWidth - box.clientWidth;
     if (max <= 1) continue;

@@ -188,11 +188,14 @@
       busy = true;
       if (window.requestAnimationFrame) window.requestAnimationFrame(update); else setTimeout(update, 0);
     }
-    box.addEventListener("scroll", function () {
+    function sides() {
       var room = box.scrollWidth - box.clientWidth;
       box.classList.toggle("more-left", room > 1 && box.scrollLeft > 1);
       box.classList.toggle("more-right", room > 1 && box.scrollLeft < room - 1);
-    }, { passive: true });
+    }
+    // "scrollend" too: a snap that finishes after the last "scroll" still says where it ended.
+    box.addEventListener("scroll", sides, { passive: true });
+    box.addEventListener("scrollend", sides, { passive: true });
     if (window.ResizeObserver) {
       var watch = new ResizeObserver(soon);
       watch.observe(box);
