@@ -58,7 +58,8 @@
     var all = used.slice(0, COLOURS);
     if (extra && all.indexOf(extra) < 0 && all.length < COLOURS) all.push(extra);
     defaults().forEach(function (c) {
-      if (all.length < COLOURS && C.colourValue(c, all) === c) all.push(c);
+      var named = all.some(function (x) { return x === c || C.colourId(x) === c; });
+      if (all.length < COLOURS && !named) all.push(c);
     });
     return all;
   }
