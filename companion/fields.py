@@ -77,7 +77,9 @@ class Seat(Int):
         if not is_int(value):
             raise InvalidActionError(N_("'{name}' must be a seat number, got {value}"), name=name, value=_show(value))
         if not 0 <= value < ctx.seats:
-            raise InvalidActionError(N_("there is no seat {value} (seats are 0 to {hi})"), value=value, hi=ctx.seats - 1)
+            # The field holds an index (0-based, docs/replay.md); a person counts seats from 1.
+            raise InvalidActionError(N_("'{name}' {value} is not a seat: seat indices are 0 to {hi} (seats 1 to {n})"),
+                                     name=name, value=value, hi=ctx.seats - 1, n=ctx.seats)
         return value
 
 

@@ -72,3 +72,51 @@ def test_names_typed_on_the_control_page_join_the_roster_and_can_be_renamed_and_
     section.get_by_role("button", name="Rename Maximiliana Wolfeschleg").click()
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 320, f"the control page is {width}px wide at 320 px"
+
+
+def test_the_new_game_form_offers_the_tables_own_names_not_the_demo_names(table, phones):
+    """The settings' demo names seed an empty roster; once the table has
+    typed its own, the New game form fills its fields with those (the last
+    game's players first) and offers no demo name any more (issue 19)."""
+    demo = {"Ann", "Ben", "Chloé", "Dan", "Élodie"}          # test_browser.Table's settings names
+    phone = phones("roster")
+    phone.context.add_init_script(f"sessionStorage.setItem('companion.pin', {PIN!r})")
+    page = phone.open("/control")
+    fields = page.locator("#new-game-section input.player-name")
+    expect(fields.first).to_have_value(re.compile(r"\S"), timeout=BLINK_MS)
+    assert {f.input_value() for f in fields.all()} <= demo          # a fresh box: the demo names help
+
+    own = ["Zoé", "Marc-Antoine", "Li", "Ingrid"]
+    for name in own:
+        page.get_by_label("New player's name").fill(name)
+        page.keyboard.press("Enter")
+        expect(page.locator("#roster-msg")).to_have_text(f"Added: {name}.", timeout=BLINK_MS)
+
+    def offered():
+        section = page.locator("#new-game-section")
+        values = [f.input_value() for f in section.locator("input.player-name").all()]
+        chips = [b.inner_text() for b in section.locator(".names button").all()]
+        suggested = [o.get_attribute("value") for o in section.locator("#box-names option").all()]
+        return values, chips, suggested
+
+    expect(fields.first).to_have_value("Zoé", timeout=BLINK_MS)
+    values, chips, suggested = offered()
+    assert values[:4] == own[:len(values[:4])], values
+    assert not demo & set(values + chips + suggested), (values, chips, suggested)
+
+    # A game started elsewhere (the box): the form follows, its players first, in seat order.
+    table.post({"type": "new_game", "game": "third-man", "players": ["Ingrid", "Li", "Marc-Antoine", "Zoé"]})
+    expect(fields.first).to_have_value("Ingrid", timeout=BLINK_MS)
+    values, chips, suggested = offered()
+    assert values == ["Ingrid", "Li", "Marc-Antoine", "Zoé"], values
+    assert suggested[:4] == ["Ingrid", "Li", "Marc-Antoine", "Zoé"] and not demo & set(chips + suggested)
+    page.select_option("#game", "diabolo")
+    assert offered()[0][:4] == ["Ingrid", "Li", "Marc-Antoine", "Zoé"]
+
+    # What a person typed stays as typed when the roster changes.
+    fields.first.fill("Éloïse")
+    page.get_by_label("New player's name").fill("Ñoño")
+    page.keyboard.press("Enter")
+    expect(page.locator("#roster-msg")).to_have_text("Added: Ñoño.", timeout=BLINK_MS)
+    expect(page.locator('#box-names option[value="Ñoño"]')).to_have_count(1, timeout=BLINK_MS)
+    assert fields.first.input_value() == "Éloïse"

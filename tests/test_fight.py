@@ -169,7 +169,7 @@ def test_a_coin_the_player_does_not_hold_is_refused():
     turn(timeline, 0, 20)
     turn(timeline, 1, 1)
     message = refused(timeline, {"type": "turn", "seat": 0, "play": 20, "take": []})
-    assert "P0 (seat 0) holds no 20 coin" in message
+    assert "P0 (seat 1) holds no 20 coin" in message          # people count seats from 1
 
 
 @pytest.mark.parametrize("action", [
@@ -189,7 +189,7 @@ def test_no_tens_in_the_no_tens_variant():
 def test_not_that_seats_turn_is_refused():
     timeline = start(3)
     message = refused(timeline, {"type": "turn", "seat": 1, "play": 1})
-    assert "not seat 1's turn" in message and "seat 0 (P0)" in message
+    assert "not seat 2's turn" in message and "seat 1 (P0)" in message      # people count seats from 1
 
 
 @pytest.mark.parametrize("action, kind", [
@@ -216,7 +216,7 @@ def test_a_player_with_no_coins_is_out_and_skipped():
     turn(timeline, 1, 5, [1])
     view = turn(timeline, 2, 5, [1])
     assert view["turn"] == 1                             # seat 0 is skipped
-    assert "not seat 0's turn" in refused(timeline, {"type": "turn", "seat": 0, "play": 1})
+    assert "not seat 1's turn" in refused(timeline, {"type": "turn", "seat": 0, "play": 1})
 
 
 def test_out_lists_seats_in_the_order_they_went_out():

@@ -151,7 +151,9 @@ def test_every_page_renders_every_game(table, game):
     board = text_of(client.get("/").get_data(as_text=True))
     assert boot_of(client.get("/").get_data(as_text=True))["titles"][game] in board
     for score in public["scores"]:
-        assert re.search(rf"(?<![\d-]){score}(?!\d)", board), f"score {score} not on the board"
+        shown = str(score).replace("-", "\u2212")            # a real minus sign, as everywhere on a phone
+        assert re.search(rf"(?<![\d\u2212-]){shown}(?!\d)", board), f"score {shown} not on the board"
+    assert not re.search(r"(?<![\w-])-\d", board), "a hyphen for a minus sign"
 
 
 def test_a_finished_game_names_its_winner(table):
@@ -376,3 +378,30 @@ def test_mdns_registers_the_friendly_name_and_withdraws_it(monkeypatch):
         ("close",),
     ]
     assert mdns.instance_name("é" * 40).encode() == ("é" * 31).encode()       # 63 bytes at most
+
+
+# -- seats as people count them (issue 19) ----------------------------------------------------
+
+@pytest.mark.parametrize("lang, first, second, tenth", [("en", "seat 1", "seat 2", "seat 10"),
+                                                        ("fr", "place 1", "place 2", "place 10")])
+def test_every_message_a_phone_shows_counts_seats_from_1(table, lang, first, second, tenth):
+    """The API's seat indices stay 0-based (docs/api.md); what a person reads
+    names the first seat 1, as the box does ("Seat 4" for the fourth player)."""
+    client, _ = table
+    play(client, [{"type": "new_game", "game": "fight", "players": ["Ann", "Ben", "Chloé"]}])
+    q = f"?lang={lang}"
+    token = client.post(f"/api/seats/0/claim{q}", headers=pin_headers()).json["token"]
+    said = {
+        "claimed": client.post(f"/api/seats/0/claim{q}", headers=pin_headers()).json["error"],
+        "no such seat": client.post(f"/api/seats/9/claim{q}", headers=pin_headers()).json["error"],
+        "other's token": client.get(f"/api/seats/1/view{q}", headers={"X-Seat-Token": token}).json["error"],
+        "not its turn": client.post(f"/api/actions{q}", json={"type": "turn", "seat": 1, "play": 1, "take": []},
+                                    headers=pin_headers()).json["error"],
+    }
+    assert first in said["claimed"], said
+    assert tenth in said["no such seat"] and "3" in said["no such seat"] and " 0 " not in said["no such seat"], said
+    assert second in said["other's token"], said
+    assert second in said["not its turn"] and first in said["not its turn"], said       # seat 2 tried; seat 1 plays
+    bad_index = client.post(f"/api/actions{q}", json={"type": "turn", "seat": 3, "play": 1, "take": []},
+                            headers=pin_headers()).json["error"]
+    assert "3" in bad_index and "1" in bad_index and "0" in bad_index, bad_index     # index 3; indices 0-2; seats 1-3

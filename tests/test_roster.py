@@ -266,8 +266,11 @@ def test_the_control_page_has_a_labelled_roster_form_and_its_script(client):
 
 
 def test_a_new_game_form_on_a_phone_offers_the_roster(client):
+    assert client.get("/api/games").json["names"] == ["Ann", "Ben"]        # the settings' names seed a new box
     client.post("/api/players", json={"name": "Zoë"}, headers=pin_headers())
-    assert client.get("/api/games").json["names"] == ["Zoë", "Ann", "Ben"]
+    # The table's own names, and no more the settings' demo names (issue 19); they stay on the roster.
+    assert client.get("/api/games").json["names"] == ["Zoë"]
+    assert {p["name"] for p in client.get("/api/players").json["players"]} == {"Zoë", "Ann", "Ben"}
 
 
 # -- the box -------------------------------------------------------------------------

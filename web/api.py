@@ -10,7 +10,7 @@ from flask import Blueprint, Response, jsonify, request
 from companion import games as game_registry
 from companion.i18n import N_, gettext
 from companion.limits import MAX_STORED_INT
-from companion.roster import Roster
+from companion.roster import SEEDED, Roster
 from companion.text import unsafe_char
 
 from .app import companion
@@ -71,11 +71,21 @@ def games():
             "options": {name: _field(spec) for name, spec in game.options.items()},
             "seat_entries": sorted(getattr(game, "seat_entries", None) or SEAT_ENTRIES.get(game.id, ())),
         })
-    # The table's roster, the last game's players first (companion/roster.py).
-    names = Roster(companion().session).names()
-    response = jsonify(games=listed, names=names)
+    response = jsonify(games=listed, names=offered_names(companion().session))
     response.headers["Cache-Control"] = "no-store"
     return response
+
+
+def offered_names(session) -> list[str]:
+    """The names a new-game form offers: the table's roster, the last game's
+    players first (companion/roster.py).  The settings' names (the demo
+    names that seed an empty roster) that never played are left out once the
+    table has names of its own: they stay on the roster, out of the way."""
+    players = Roster(session).players()
+    with session.lock:
+        demo = {r.id for r in session.store.roster() if r.added == SEEDED and r.last is None}
+    own = [p.name for p in players if p.id not in demo]
+    return own or [p.name for p in players]
 
 
 def _field(spec) -> dict:

@@ -215,7 +215,7 @@ class SeatTokens:
             self._check_seat(seat)
             if seat in self.session.table.claims:
                 raise ApiError(409, N_("seat {seat} is already claimed: release it first (from the box or with the PIN)"),
-                               seat=seat)
+                               seat=seat + 1)          # people count seats from 1 (docs/api.md)
             token = secrets.token_urlsafe(24)
             self._tokens[seat] = token
             self.session.update_table(lambda table: table.claims.__setitem__(seat, label))
@@ -251,8 +251,8 @@ class SeatTokens:
         if count == 0:
             raise ApiError(404, N_("no game yet: there are no seats to claim"))
         if not 0 <= seat < count:
-            raise ApiError(404, N_("there is no seat {seat} at this table (seats 0 to {last})"),
-                           seat=seat, last=count - 1)
+            raise ApiError(404, N_("there is no seat {seat} at this table (seats 1 to {last})"),
+                           seat=seat + 1, last=count)
 
 
 def may_enter(game, state, action, seat: int) -> bool:

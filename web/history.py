@@ -564,7 +564,8 @@ def _boot(page: str, language: str, **extra) -> dict:
         shared_texts = []
     texts = {text: gettext(text, language) for text in [*shared_texts, *JS_TEXTS]}
     titles = {g: _title(g, language) for g in _game_ids()}
-    return {"page": page, "lang": language, "texts": texts, "titles": titles, **extra}
+    from companion.colours import names_to_ids       # Diabolo's usual colours in the phone's language
+    return {"page": page, "lang": language, "texts": texts, "titles": titles, "colours": names_to_ids(), **extra}
 
 
 def _when(ts: float) -> str:

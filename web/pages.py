@@ -29,6 +29,7 @@ from urllib.parse import urlencode
 from flask import Blueprint, Response, current_app, render_template, request, url_for
 
 from companion import games as game_registry
+from companion.colours import names_to_ids
 from companion.history import public_steps
 from companion.i18n import LANGUAGES, N_, gettext
 
@@ -153,6 +154,8 @@ JS_TEXTS = [
     N_("Place it"), N_("Rows, card by card (optional)"),
     # table control: the club hub's tournament table (GET /api/hub)
     N_("Tournament round {round}, table {table}"), N_("Start the tournament table"),
+    # history step lines in the phone's language (issue 19)
+    N_("{name} entered a card"), N_("{name} plays {card}"), N_("Trick: {cards}"),
 ]
 
 
@@ -178,6 +181,17 @@ def _page_globals():
     languages = [(code, *LANGUAGE_NAMES.get(code, (code.upper(), code))) for code in LANGUAGES]
     return {"_": _tr(language), "lang": language, "static": _static_url, "table_name": name,
             "languages": languages, "lang_url": _lang_url}
+
+
+@bp.app_template_filter("number")
+def number(value, spec: str = "") -> str:
+    """A number as the pages show it: a negative one with a real minus sign
+    (U+2212 "−", as common.js's C.number and the box's draw.signed), never a
+    hyphen; ``spec`` is a format spec ("g" for an average)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return "" if value is None else str(value)
+    text = format(abs(value), spec)
+    return "\u2212" + text if value < 0 and text.strip("0.") else text
 
 
 def _lang_url(code: str) -> str:
@@ -229,7 +243,8 @@ def _common(page: str, **extra) -> dict:
         titles[game_id] = gettext(game_registry.get(game_id).title, language)
     boot = {"page": page, "lang": language, "events": url_for("api.events"), "state": state,
             "seats": c.public_seats()["seats"], "titles": titles,
-            "texts": {k: gettext(k, language) for k in JS_TEXTS}}
+            "texts": {k: gettext(k, language) for k in JS_TEXTS},
+            "colours": names_to_ids()}      # a usual colour in any language -> its id (companion/colours.py)
     boot.update(extra)
     return {"boot": boot, "state": state, "titles": titles, "seats": boot["seats"],
             "page": page}

@@ -56,7 +56,7 @@ def claim(seat: int):
         # would read that entry (the PIN is on the box for all to see).
         if timeline.started and any(timeline.game.secret_owner(k) == seat for k in timeline.state.hidden):
             raise ApiError(409, N_("seat {seat} has an entry waiting for the reveal: claim it after the reveal"),
-                           seat=seat)
+                           seat=seat + 1)          # people count seats from 1 (docs/api.md)
         token = c.seats.claim(seat, label)
     return _no_store(jsonify(seat=seat, token=token, label=label))
 
@@ -71,7 +71,7 @@ def release(seat: int):
         c.guard.refuse_if_blocked(client())
         if c.seats.seat_of(token) != seat:
             c.guard.miss(client())
-            raise ApiError(403, N_("this seat token is not the token of seat {seat}"), seat=seat)
+            raise ApiError(403, N_("this seat token is not the token of seat {seat}"), seat=seat + 1)
     else:
         raise ApiError(401, N_("releasing a seat needs its seat token (X-Seat-Token) or the table PIN (X-Table-Pin)"))
     c.seats.release(seat)
@@ -87,5 +87,5 @@ def view(seat: int):
     c.guard.refuse_if_blocked(client())
     if c.seats.seat_of(token) != seat:
         c.guard.miss(client())
-        raise ApiError(403, N_("this seat token is not the token of seat {seat}"), seat=seat)
+        raise ApiError(403, N_("this seat token is not the token of seat {seat}"), seat=seat + 1)
     return _no_store(jsonify(c.session.private(seat, phone=True)))      # never an entry made on the box

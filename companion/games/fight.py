@@ -128,11 +128,11 @@ def turn(state: Fight, action: dict) -> Fight:
     name = state.players[seat]
     if seat != state.turn:
         raise IllegalActionError(N_("it is not seat {seat}'s turn: seat {turn} ({name}) plays now"),
-                                 seat=seat, turn=state.turn, name=state.players[state.turn])
+                                 seat=seat + 1, turn=state.turn + 1, name=state.players[state.turn])  # seats count from 1
     i = _index(state, played, N_("play"))
     purse = state.coins[seat]
     if purse[i] == 0:
-        raise IllegalActionError(N_("{name} (seat {seat}) holds no {value} coin"), name=name, seat=seat, value=played)
+        raise IllegalActionError(N_("{name} (seat {seat}) holds no {value} coin"), name=name, seat=seat + 1, value=played)
     # The coin lands on the table first; then the change is taken from it.
     purse = _with(purse, i, purse[i] - 1)
     table = _with(state.table, i, state.table[i] + 1)

@@ -122,13 +122,25 @@
       box.setAttribute("aria-label", t("Scores over time"));
       C.scrollToEnd(box);
     }
-    var marks = C.marks(s.players);
     C.replace(root, h("h2", null, t("Scores over time")), box,
       h("ul", { className: "legend" }, s.players.map(function (p, seat) {
-        return h("li", null, C.lineSample(seat), " ",
-          marks[seat] !== p ? h("strong", { className: "mark" }, marks[seat]) : null, marks[seat] !== p ? " " : null, p);
+        return h("li", null, C.lineSample(seat), " ", legendName(s.players, seat));
       })));
   };
+
+  // A legend entry: the whole name, with the mark that ends its line on the
+  // chart in bold -- inside the name when the mark is its start ("Marc-Antoine"
+  // with "Mar" bold for "Mar…"), else after it ("Élodie-Françoise Łukasz (ÉFŁ)").
+  // Never a cut name next to the whole one.
+  function legendName(players, seat) {
+    var p = String(players[seat]), mark = C.marks(players)[seat];
+    if (mark === p) return p;
+    var start = mark.replace(/\u2026$/, "");
+    if (start && p.slice(0, start.length) === start) {
+      return h("span", { className: "legend-name" }, h("strong", { className: "mark" }, start), p.slice(start.length));
+    }
+    return h("span", { className: "legend-name" }, p, " (", h("strong", { className: "mark" }, mark), ")");
+  }
 
   // Says aloud (C.announce) what changed between two states of the same
   // game: a reveal, a round or hand that ended, the game's end.  Only what is

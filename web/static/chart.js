@@ -14,7 +14,8 @@
   var C = window.Companion;
   var NS = "http://www.w3.org/2000/svg";
   var MIN_W = 360, H = 190, LEFT = 36, TOP = 14, BOTTOM = 10;
-  var PX_PER_STEP = 7, MARK_PX = 8, LABEL_GAP = 12, BREAK_LABEL_PX = 26;
+  // LABEL_GAP: the line pitch of the end marks, their glyphs whole (an accent over a descender: 11 px type)
+  var PX_PER_STEP = 7, MARK_PX = 8, LABEL_GAP = 15, BREAK_LABEL_PX = 26;
 
   function el(tag, attrs, text) {
     var node = document.createElementNS(NS, tag);

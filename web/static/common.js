@@ -107,6 +107,30 @@
     return n < 0 ? "\u2212" + Math.abs(n) : String(n);
   };
 
+  // Diabolo's colours (companion/colours.py): a usual colour is stored as its
+  // id ("red"), or, in older logs, as a word of any language ("rouge"); each
+  // phone says it in its own language.  A name the table typed stays as typed.
+  C.colourId = function (name) {
+    var ids = boot.colours || {};
+    var key = String(name).trim().replace(/\s+/g, " ").toLowerCase();
+    return Object.prototype.hasOwnProperty.call(ids, key) ? ids[key] : null;
+  };
+  C.colour = function (name) {
+    var id = C.colourId(name);
+    return id ? C.t(id) : String(name);
+  };
+  // What to store for a colour a person named (typed or picked), given the
+  // game's colours so far: the game's own spelling of the same colour (the
+  // core compares names exactly), else a usual colour's id, else as typed.
+  C.colourValue = function (named, gameColours) {
+    named = String(named).trim();
+    var id = C.colourId(named);
+    var same = (gameColours || []).filter(function (c) {
+      return c === named || (id && C.colourId(c) === id) || C.colour(c).toLowerCase() === named.toLowerCase();
+    });
+    return same.length ? same[0] : (id || named);
+  };
+
   C.names = function (state, seats) {
     return seats.map(function (seat) { return state.players[seat]; }).join(", ");
   };
@@ -119,10 +143,88 @@
     return C.h("span", { className: "dot s" + (seat % 8), "aria-hidden": "true" });
   };
 
+  // -- boxes that scroll sideways ---------------------------------------------------
+  // A box that scrolls says so: "more-left"/"more-right" (a shadow on that
+  // side, companion.css) while something is hidden there, kept up to date as
+  // it scrolls and as the phone turns.  A table whose first column (the
+  // names) stays put rests only where a column starts right after the names
+  // (scroll snapping, companion.css ".snaps"): a number is never half under
+  // them ("10" reading "0").  Its end is padded so that the last position is
+  // one of those too.
+  var STICKY = "tbody th.who, table.sticky-names tbody th";
+  C.scrollCue = function (box) {
+    if (!box || box.dataset.cue) return;
+    box.dataset.cue = "1";
+    var busy = false;
+    function update() {
+      busy = false;
+      var sticky = box.querySelector(STICKY);
+      if (sticky && box.getClientRects().length) {
+        var origin = box.getBoundingClientRect().left + box.clientLeft;
+        var names = sticky.getBoundingClientRect().right - origin;
+        box.classList.add("snaps");
+        box.style.scrollPaddingLeft = names + "px";
+        // The end is padded so that the last position is one of those: room
+        // after the table (its layout stays as it is).
+        box.style.paddingRight = "";
+        var cells = sticky.parentNode.querySelectorAll("td");
+        var max = box.scrollWidth - box.clientWidth;
+        if (max > 1 && cells.length) {
+          // Where each column starts, as a scroll position (the names kept in front).
+          var content = origin - box.scrollLeft;
+          var starts = Array.prototype.map.call(cells, function (cell) {
+            return cell.getBoundingClientRect().left - content - names;
+          });
+          var last = starts.filter(function (x) { return x >= max - 0.5; })[0];
+          if (last !== undefined && last - max > 0.5) box.style.paddingRight = (last - max) + "px";
+        }
+      }
+      var room = box.scrollWidth - box.clientWidth;
+      box.classList.toggle("more-left", room > 1 && box.scrollLeft > 1);
+      box.classList.toggle("more-right", room > 1 && box.scrollLeft < room - 1);
+    }
+    function soon() {
+      if (busy) return;
+      busy = true;
+      if (window.requestAnimationFrame) window.requestAnimationFrame(update); else setTimeout(update, 0);
+    }
+    function sides() {
+      var room = box.scrollWidth - box.clientWidth;
+      box.classList.toggle("more-left", room > 1 && box.scrollLeft > 1);
+      box.classList.toggle("more-right", room > 1 && box.scrollLeft < room - 1);
+    }
+    // "scrollend" too: a snap that finishes after the last "scroll" still says where it ended.
+    box.addEventListener("scroll", sides, { passive: true });
+    box.addEventListener("scrollend", sides, { passive: true });
+    if (window.ResizeObserver) {
+      var watch = new ResizeObserver(soon);
+      watch.observe(box);
+      var table = box.querySelector("table, svg");
+      if (table) watch.observe(table);
+    } else {
+      window.addEventListener("resize", soon);
+    }
+    update();
+  };
+
+  // Every such box, those of the page and those drawn later.
+  function cueAll(root) {
+    if (root.nodeType !== 1) return;
+    if (root.classList.contains("scroll")) C.scrollCue(root);
+    Array.prototype.forEach.call(root.querySelectorAll(".scroll"), C.scrollCue);
+  }
+  cueAll(document.body);
+  if (window.MutationObserver) {
+    new MutationObserver(function (changes) {
+      changes.forEach(function (change) { Array.prototype.forEach.call(change.addedNodes, cueAll); });
+    }).observe(document.body, { childList: true, subtree: true });
+  }
+
   // A sideways-scrolling box shows its latest columns (the last rounds) first,
   // once it is on the page and laid out.
   C.scrollToEnd = function (box) {
     var go = function () {
+      C.scrollCue(box);
       box.scrollLeft = box.scrollWidth;
       // Say that there is more to the left: a scrolled box shows no edge of its own.
       var next = box.nextElementSibling;

@@ -72,9 +72,18 @@
 
   // The entry panel (entry.js) sends through here: same PIN, same answer line.
   // roster.js asks for the names again after it changed the table's players.
-  C.control = { send: send, reloadNames: function () {
-    C.api("GET", "/api/games").then(function (r) { if (r.ok) { catalogue.names = r.body.names; drawNewGame(); } });
-  } };
+  C.control = { send: send, reloadNames: function () { reloadNames(); } };
+
+  // The roster's names again (a name typed, a game started): a form nobody
+  // has typed in yet is filled again from them, the last game's players first.
+  function reloadNames() {
+    return C.api("GET", "/api/games").then(function (r) {
+      if (!r.ok || !catalogue.games.length) return;
+      catalogue.names = r.body.names;
+      if (!form.touched && gameById(form.game)) form.players = fitPlayers(gameById(form.game), state.players || []);
+      drawNewGame();
+    });
+  }
 
   // -- the PIN ---------------------------------------------------------------------
   var pinSection = document.getElementById("pin-section");
@@ -141,7 +150,8 @@
 
   // -- new game -----------------------------------------------------------------------------
   var newSection = document.getElementById("new-game-section");
-  var form = { game: null, players: [], options: {} };
+  // ``touched``: a person typed or picked a name (the form keeps their choice).
+  var form = { game: null, players: [], options: {}, touched: false };
 
   function gameById(id) {
     for (var i = 0; i < catalogue.games.length; i++) if (catalogue.games[i].id === id) return catalogue.games[i];
@@ -176,7 +186,7 @@
     if (spec.kind === "seat") {
       input = h("select", { id: id, onchange: function () { store(this.value === "" ? "" : Number(this.value)); } },
         form.players.map(function (p, seat) {
-          return h("option", { value: String(seat), selected: (value === undefined ? spec.default : value) === seat }, p || "#" + seat);
+          return h("option", { value: String(seat), selected: (value === undefined ? spec.default : value) === seat }, p || "#" + (seat + 1));          // people count seats from 1
         }));
     } else if (spec.kind === "int") {
       input = h("input", { id: id, type: "number", inputmode: "numeric", min: spec.min, max: spec.max,
@@ -202,9 +212,9 @@
     var rows = form.players.map(function (p, i) {
       return h("div", { className: "row" },
         h("input", { type: "text", maxlength: "24", list: "box-names", value: p, "aria-label": t("Player") + " " + (i + 1),
-          className: "player-name", oninput: function () { form.players[i] = this.value; } }),
+          className: "player-name", oninput: function () { form.players[i] = this.value; form.touched = true; } }),
         form.players.length > game.min_players ? h("button", { type: "button", className: "fixed", onclick: function () {
-          form.players.splice(i, 1); drawNewGame();
+          form.players.splice(i, 1); form.touched = true; drawNewGame();
         } }, t("Remove")) : null);
     });
     var chips = catalogue.names.filter(function (n) { return form.players.indexOf(n) < 0; });
@@ -219,7 +229,7 @@
         h("label", null, t("Players"), h("span", { className: "hint" }, " (" + count + ")")),
         nameList, rows,
         form.players.length < game.max_players ? h("button", { type: "button", className: "wide", onclick: function () {
-          form.players.push(""); drawNewGame();
+          form.players.push(""); form.touched = true; drawNewGame();
         } }, t("Add a player")) : null,
         chips.length && (form.players.indexOf("") >= 0 || form.players.length < game.max_players) ? [h("p", { className: "hint" }, t("Tap a name to add it:")),
           h("div", { className: "names" }, chips.map(function (n) {
@@ -227,6 +237,7 @@
               var empty = form.players.indexOf("");
               if (empty >= 0) form.players[empty] = n;
               else if (form.players.length < game.max_players) form.players.push(n);
+              form.touched = true;
               drawNewGame();
             } }, n);
           }))] : null,
@@ -248,7 +259,9 @@
     if (bad) { newSection.appendChild(msg); C.message(msg, bad, "error"); return; }
     var action = { type: "new_game", game: form.game, players: form.players.map(function (p) { return p.trim(); }).filter(Boolean) };
     if (Object.keys(options).length) action.options = options;
-    send("POST", "/api/actions", action, t("Started."), newSection);
+    send("POST", "/api/actions", action, t("Started."), newSection).then(function (r) {
+      if (r.ok) form.touched = false;       // the next game starts from this one's players
+    });
   }
 
   // -- any action as JSON ----------------------------------------------------------------------
@@ -296,7 +309,7 @@
   setInterval(drawHubOffer, 30000);
 
   // -- live ------------------------------------------------------------------------------------
-  var lastGame = state.game;
+  var lastGame = state.game, lastPlayers = JSON.stringify(state.players || []);
   var announce = C.announcer();
   announce(state);
   C.live({
@@ -306,6 +319,7 @@
       drawCurrent();
       if (C.entry) C.entry.state(s);
       if (s.game !== lastGame) { lastGame = s.game; drawAction(); drawHubOffer(); }
+      if (JSON.stringify(s.players || []) !== lastPlayers) { lastPlayers = JSON.stringify(s.players || []); reloadNames(); }
     },
     seats: function (list) { seats = list; drawSeats(); }
   });

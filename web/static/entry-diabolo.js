@@ -16,8 +16,9 @@
 
   var COLOURS = 5, ROW = 5, SIDE = 3, HAND_MAX = 70;
 
-  // The box's usual names (hardware/ui/diabolo.py), in the page's language.
-  function defaults() { return [t("red"), t("blue"), t("green"), t("yellow"), t("purple")]; }
+  // The box's usual names (hardware/ui/diabolo.py), as ids: stored as "red"
+  // whatever the phone's language, and shown in it (C.colour).
+  function defaults() { return ["red", "blue", "green", "yellow", "purple"]; }
 
   // The game's colours (the first five named), the rows placed this round
   // and the seat to place: from the state where it says them (its `colors`,
@@ -51,11 +52,15 @@
     return { used: colours, rows: rows };
   }
 
-  // The colours to offer: the game's, then one this phone named, then the usual ones.
+  // The colours to offer: the game's, then one this phone named, then the
+  // usual ones the game has not used yet under any language's name.
   function colourList(used, extra) {
     var all = used.slice(0, COLOURS);
     if (extra && all.indexOf(extra) < 0 && all.length < COLOURS) all.push(extra);
-    defaults().forEach(function (c) { if (all.length < COLOURS && all.indexOf(c) < 0) all.push(c); });
+    defaults().forEach(function (c) {
+      var named = all.some(function (x) { return x === c || C.colourId(x) === c; });
+      if (all.length < COLOURS && !named) all.push(c);
+    });
     return all;
   }
 
@@ -95,25 +100,25 @@
       var points = ui.hands[top] || 0;
       // Secret-blind: a colour with secret decisions must score positive,
       // whatever they say; the table takes them back with undo otherwise.
-      if (secret.length && hs[0] <= hs[1]) C.replace(preview, t("{color} has secret double decisions: it must score positive (undo them first).", { color: ui.color }));
-      else if (hs[0] > hs[1]) C.replace(preview, t("{name} takes {color}: {points}", { name: s.players[top], color: ui.color, points: C.signed(points) }),
+      if (secret.length && hs[0] <= hs[1]) C.replace(preview, t("{color} has secret double decisions: it must score positive (undo them first).", { color: C.colour(ui.color) }));
+      else if (hs[0] > hs[1]) C.replace(preview, t("{name} takes {color}: {points}", { name: s.players[top], color: C.colour(ui.color), points: C.signed(points) }),
         secret.length || ui.open.length ? " " + t("(doubled if played)") : "");
-      else if (hs[1] > hs[0]) C.replace(preview, t("{name} takes {color}: {points}", { name: s.players[top], color: ui.color, points: C.signed(-points) }));
-      else C.replace(preview, t("Heaven equals hell: nobody scores {color}.", { color: ui.color }));
+      else if (hs[1] > hs[0]) C.replace(preview, t("{name} takes {color}: {points}", { name: s.players[top], color: C.colour(ui.color), points: C.signed(-points) }));
+      else C.replace(preview, t("Heaven equals hell: nobody scores {color}.", { color: C.colour(ui.color) }));
     }
 
     var node = [
       h("label", null, t("Colour")),
-      open.length ? H.choice(open.map(function (c) { return { value: c, label: c, data: { color: c } }; }),
+      open.length ? H.choice(open.map(function (c) { return { value: c, label: C.colour(c), data: { color: c } }; }),
         ui.color, function (c) { ui.color = c; ctx.redraw(); }, "colours") : null,
       !s.decided ? h("details", { className: "other-colour" }, h("summary", null, t("Another name")),
         h("div", { className: "row" },
           h("input", { type: "text", id: "colour-name", maxlength: "24", "aria-label": t("Colour") }),
           h("button", { type: "button", className: "fixed", onclick: function () {
             var name = document.getElementById("colour-name").value.trim();
-            if (name) { ui.extra = name; ui.color = name; ctx.redraw(); }
+            if (name) { ui.extra = ui.color = C.colourValue(name, info.used); ctx.redraw(); }
           } }, t("Use")))) : null,
-      h("label", null, t("Hand sums in {color}", { color: ui.color || "\u2026" })),
+      h("label", null, t("Hand sums in {color}", { color: ui.color ? C.colour(ui.color) : "\u2026" })),
       h("div", { className: "hand-sums" }, s.players.map(function (name, seat) {
         return h("label", { className: "inline" }, h("span", { className: "who" }, C.dot(seat), " ", name),
           H.number("hand-" + seat, ui.hands[seat], function (v) { ui.hands[seat] = v; update(); }, { placeholder: "0" }));
@@ -144,10 +149,10 @@
         var action = { type: "score", color: ui.color, hands: ui.hands.map(function (v) { return v === null ? 0 : v; }) };
         if (!tracked) { action.heaven = hs[0]; action.hell = hs[1]; }
         if (!secret.length && ui.open.length) action.doubles = ui.open.slice().sort();
-        ctx.send(action, t("{color} scored", { color: ui.color })).then(function (r) {
+        ctx.send(action, t("{color} scored", { color: C.colour(ui.color) })).then(function (r) {
           if (r.ok) { ui.hands = null; ui.heaven = ui.hell = null; ui.open = []; ui.color = null; ctx.redraw(); }
         });
-      } }, t("Score {color}", { color: ui.color || "\u2026" }))];
+      } }, t("Score {color}", { color: ui.color ? C.colour(ui.color) : "\u2026" }))];
     update();
     return { key: H.stable(["score", s.round, s.scored, s.decided, s.doubles_left, open, tracked, row, ui.color, ui.open]), node: node };
   }
@@ -160,7 +165,7 @@
     var table = info.rows.length ? h("table", { className: "grid rows" },
       h("thead", null, h("tr", null, h("th", null, t("Colour")), h("th", { className: "num" }, t("heaven")), h("th", { className: "num" }, t("hell")))),
       h("tbody", null, info.rows.map(function (r) {
-        return h("tr", { className: closed(r) ? "closed" : null }, h("th", { scope: "row" }, r.color, closed(r) ? " \u2713" : ""),
+        return h("tr", { className: closed(r) ? "closed" : null }, h("th", { scope: "row" }, C.colour(r.color), closed(r) ? " \u2713" : ""),
           h("td", { className: "num" }, sideText(r.heaven)), h("td", { className: "num" }, sideText(r.hell)));
       }))) : h("p", { className: "muted" }, t("No card placed this round."));
     var body;
@@ -169,7 +174,7 @@
     else {
       body = [h("p", { className: "prompt" }, t("{name} places a card", { name: s.players[turn] })),
         H.choice(info.colours.map(function (c) {
-          return { value: c, label: c, disabled: closed(rowOf(info.rows, c)), data: { color: c } };
+          return { value: c, label: C.colour(c), disabled: closed(rowOf(info.rows, c)), data: { color: c } };
         }), ui.placeColor, function (c) { ui.placeColor = c; ctx.redraw(); }, "colours"),
         H.tabs([{ value: "heaven", label: t("heaven"), id: "side-heaven" }, { value: "hell", label: t("hell"), id: "side-hell" }],
           ui.side, function (side) { ui.side = side; ctx.redraw(); }),
@@ -178,7 +183,7 @@
         h("button", { type: "button", className: "primary wide", id: "enter-place", disabled: !(ui.placeColor && ui.placeValue),
           onclick: function () {
             ctx.send({ type: "place", seat: turn, color: ui.placeColor, side: ui.side, value: ui.placeValue },
-              t("{name}: {value} on {color} ({side})", { name: s.players[turn], value: ui.placeValue, color: ui.placeColor, side: t(ui.side) }))
+              t("{name}: {value} on {color} ({side})", { name: s.players[turn], value: ui.placeValue, color: C.colour(ui.placeColor), side: t(ui.side) }))
               .then(function (r) { if (r.ok) { ui.placeValue = null; ctx.redraw(); } });
           } }, t("Place it"))];
     }

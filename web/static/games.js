@@ -57,13 +57,16 @@
   }
 
   // Scores that restart each round or hand: the finished one's final scores
-  // are drawn before the drop, with a break line.
+  // are drawn before the drop, with a break line labelled with the round that
+  // starts there.  The round that ends the match is the last: no break and
+  // no next round after it (an 8-round match has no "R9").
   function resetSeries(steps, doneKey, finalScores, label) {
     var out = { points: [], breaks: [], band: null };
     steps.forEach(function (st) {
       var done = st.state[doneKey] || [];
       if (st.before && done.length > (st.before[doneKey] || []).length) {
         out.points.push(finalScores(done[done.length - 1]));
+        if (st.state.finished) return;
         out.breaks.push({ at: out.points.length, label: label + (done.length + 1) });
       }
       out.points.push(st.state.scores || []);
@@ -182,7 +185,16 @@
       out.band = [-20, 20];
       return out;
     },
-    describe: function () { return null; }        // the bid tables are its history
+    // One bid's steps: the lead shows its card (public), each other seat
+    // enters one (hidden until the reveal, then its value).
+    describe: function (st) {
+      var a = st.action, s = st.state;
+      if (a.type !== "bid") return null;
+      if (a.card === null || a.card === undefined) return t("{name} entered a card", { name: name(s, a.seat) });
+      var shown = st.before ? st.before.pending && st.before.pending.lead_card === null && st.before.lead === a.seat
+        : s.pending && s.pending.lead_card === a.card && s.lead === a.seat;
+      return t(shown ? "{name} shows {card}" : "{name} plays {card}", { name: name(s, a.seat), card: a.card });
+    }
   };
 
   // -- Costly Tricks ---------------------------------------------------------------
@@ -269,7 +281,8 @@
       if (st.action.type === "deal") return t("Deal: {seat} leads", { seat: trickSeat(s, st.action.lead) });
       if (st.action.type === "trick") {
         var w = trickOf(st);
-        return w ? t("Trick to {seat}: {points} points", { seat: trickSeat(s, w[0]), points: w[1] }) : null;
+        if (w) return t("Trick to {seat}: {points} points", { seat: trickSeat(s, w[0]), points: w[1] });
+        return t("Trick: {cards}", { cards: (st.action.cards || []).map(cardText).join(", ") });
       }
       return null;
     }
@@ -362,7 +375,7 @@
     describe: function (st) {
       var a = st.action, s = st.state;
       if (a.type === "hand") return t("Hand entered") + ": " + a.points.map(function (p, seat) {
-        return name(s, seat) + " " + Object.keys(p).map(function (k) { return k + p[k]; }).join(" ");
+        return name(s, seat) + " " + Object.keys(p).map(function (k) { return (SUITS[k] || k) + p[k]; }).join(" ");
       }).join(" · ");
       if (a.type === "trick") {
         var winner = st.state.last_trick ? st.state.last_trick.winner : null;
@@ -377,7 +390,7 @@
   G.yenta = {
     columns: function (s) {
       return [
-        { head: t("Hand points"), cell: function (seat) { return String(s.hand_points[seat]); } },
+        { head: t("Hand points"), cell: function (seat) { return C.number(s.hand_points[seat]); } },
         { head: t("Dice"), cell: function (seat) { return String(s.dice[seat]); } }
       ];
     },
@@ -398,7 +411,7 @@
         return { label: h("span", { title: name(s, hand.bidder) + " " + hand.bid }, String(i + 1), h("br"),
                            h("small", null, short[hand.bidder] + " " + hand.bid)),
           cells: hand.points.map(function (v, seat) {
-            return h("span", null, String(v), h("br"), h("small", null, C.signed(hand.delta[seat])));
+            return h("span", null, C.number(v), h("br"), h("small", null, C.signed(hand.delta[seat])));
           }) };
       }), t("Hand"), t("Past hands")) }];
     },
@@ -428,8 +441,8 @@
     status: function (s) {
       if (s.finished) return [];
       var lines = [t("Round {r}", { r: s.round }) + " \u00B7 " + t("Dealer: {name}", { name: name(s, s.dealer) })];
-      lines.push(s.scored.length ? t("Scored this round: {colors}", { colors: s.scored.join(", ") }) : t("Nothing scored yet this round"));
-      if (s.decided) lines.push(t("Deciding doubles for {color}: {names}", { color: s.decided.color, names: C.names(s, s.decided.seats) }));
+      lines.push(s.scored.length ? t("Scored this round: {colors}", { colors: s.scored.map(C.colour).join(", ") }) : t("Nothing scored yet this round"));
+      if (s.decided) lines.push(t("Deciding doubles for {color}: {names}", { color: C.colour(s.decided.color), names: C.names(s, s.decided.seats) }));
       return lines;
     },
     sections: function (s, steps) {
@@ -438,7 +451,7 @@
       steps.forEach(function (st) {
         if (st.action.type !== "score" || !st.before) return;
         var r = st.before.round;
-        (rounds[r] = rounds[r] || []).push({ label: st.action.color, cells: st.state.scores.map(function (v, seat) {
+        (rounds[r] = rounds[r] || []).push({ label: C.colour(st.action.color), cells: st.state.scores.map(function (v, seat) {
           var d = v - st.before.scores[seat];
           return d ? C.signed(d) : "\u00B7";
         }) });
@@ -448,15 +461,15 @@
       });
     },
     describe: function (st) {
-      var a = st.action, s = st.state;
-      if (a.type === "place") return t("{name}: {value} on {color} ({side})", { name: name(s, a.seat), value: a.value, color: a.color, side: t(a.side) });
+      var a = st.action, s = st.state, color = typeof a.color === "string" ? C.colour(a.color) : a.color;
+      if (a.type === "place") return t("{name}: {value} on {color} ({side})", { name: name(s, a.seat), value: a.value, color: color, side: t(a.side) });
       if (a.type === "double") {
-        if (a.play === null || a.play === undefined) return t("{name} entered a double decision for {color}", { name: name(s, a.seat), color: a.color });
-        return t(a.play ? "{name} plays the double on {color}" : "{name} keeps the double ({color})", { name: name(s, a.seat), color: a.color });
+        if (a.play === null || a.play === undefined) return t("{name} entered a double decision for {color}", { name: name(s, a.seat), color: color });
+        return t(a.play ? "{name} plays the double on {color}" : "{name} keeps the double ({color})", { name: name(s, a.seat), color: color });
       }
       if (a.type === "score") {
-        if (typeof a.heaven === "number") return t("{color} scored: heaven {heaven}, hell {hell}", { color: a.color, heaven: a.heaven, hell: a.hell });
-        return t("{color} scored", { color: a.color });
+        if (typeof a.heaven === "number") return t("{color} scored: heaven {heaven}, hell {hell}", { color: color, heaven: a.heaven, hell: a.hell });
+        return t("{color} scored", { color: color });
       }
       return null;
     }

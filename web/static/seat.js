@@ -153,7 +153,7 @@
       var content, key;
       if (!state.game || me >= (state.players || []).length) {
         key = "none";
-        content = [h("p", { className: "prompt" }, t("There is no seat {n} in this game.", { n: me })),
+        content = [h("p", { className: "prompt" }, t("There is no seat {n} in this game.", { n: me + 1 })),
           h("a", { className: "button wide", href: "/seat" }, t("Back to the seats"))];
       } else if (!token()) {
         var c = claimOf();
@@ -164,7 +164,7 @@
             h("a", { className: "button wide", href: "/seat" }, t("Back to the seats"))];
         } else {
           content = [notice ? h("p", null, notice) : null,
-            h("p", { className: "prompt" }, t("This phone does not hold seat {n}.", { n: me })),
+            h("p", { className: "prompt" }, t("This phone does not hold seat {n}.", { n: me + 1 })),
             claimForm(me, msg, function () { notice = ""; fetchView(); })];
         }
       } else if (!view) {
@@ -259,26 +259,29 @@
         if (v.finished) return { key: key, node: h("p", { className: "prompt" }, t("Game over")) };
         if (v.secret) {
           return { key: key, node: [h("p", { className: "locked" },
-            t(v.secret.play ? "Your decision for {color}: play the double" : "Your decision for {color}: keep it", { color: v.secret.color })),
+            t(v.secret.play ? "Your decision for {color}: play the double" : "Your decision for {color}: keep it", { color: C.colour(v.secret.color) })),
             h("p", { className: "entered" }, t("locked ✓ — nobody else sees it until the reveal"))] };
         }
         if (!v.doubles_left[me]) return { key: key, node: h("p", { className: "prompt" }, t("Your double is spent for this round.")) };
         var fixed = v.decided ? v.decided.color : null;
         var colours = knownColours(v);
-        var input = h("input", { id: "colour", type: "text", list: "colours", value: fixed || "", readonly: fixed ? true : null });
+        // The field shows colours in this phone's language; what is sent is
+        // the game's own name for that colour (C.colourValue).
+        var input = h("input", { id: "colour", type: "text", list: "colours", value: fixed ? C.colour(fixed) : "", readonly: fixed ? true : null });
         function decide(play) {
-          var color = input.value.trim();
-          if (!color) { C.message(msg, t("Name the colour being scored."), "error"); return; }
+          var named = input.value.trim();
+          if (!named) { C.message(msg, t("Name the colour being scored."), "error"); return; }
+          var color = fixed || C.colourValue(named, gameColours(v));
           send({ type: "double", seat: me, color: color, play: play });
         }
         return { key: key + colours.join(","), node: [
           h("label", { for: "colour" }, t("Colour")), input,
-          h("datalist", { id: "colours" }, colours.map(function (c) { return h("option", { value: c }); })),
+          h("datalist", { id: "colours" }, colours.map(function (c) { return h("option", { value: C.colour(c) }); })),
           fixed ? null : h("div", { className: "names" }, colours.map(function (c) {
-            return h("button", { type: "button", onclick: function () { input.value = c; } }, c);
+            return h("button", { type: "button", onclick: function () { input.value = C.colour(c); } }, C.colour(c));
           })),
           h("button", { type: "button", className: "primary wide", id: "double-play", onclick: function () { decide(true); } },
-            t("Play my double on {color}", { color: fixed || "\u2026" })),
+            t("Play my double on {color}", { color: fixed ? C.colour(fixed) : "\u2026" })),
           h("button", { type: "button", className: "wide", id: "double-keep", onclick: function () { decide(false); } }, t("Keep it"))] };
       }
     };
@@ -287,14 +290,18 @@
       return { key: "none", node: h("p", { className: "prompt" }, t("Nothing secret to enter in this game: follow the scoreboard.")) };
     }
 
-    // Diabolo's colours named so far in the game, not yet scored this round.
-    function knownColours(v) {
-      var seen = [];
+    // Diabolo's colours named so far in the game (its ``colors`` where the
+    // view says them), and those not yet scored this round.
+    function gameColours(v) {
+      var seen = Array.isArray(v.colors) ? v.colors.slice() : [];
       steps.forEach(function (st) {
         var c = st.action.color;
         if (typeof c === "string" && seen.indexOf(c) < 0) seen.push(c);
       });
-      return seen.filter(function (c) { return v.scored.indexOf(c) < 0; });
+      return seen;
+    }
+    function knownColours(v) {
+      return gameColours(v).filter(function (c) { return v.scored.indexOf(c) < 0; });
     }
 
     function drawPublic() {
