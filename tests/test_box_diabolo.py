@@ -345,3 +345,35 @@ def test_the_pass_screen_names_every_seat_that_has_decided(box, session):
     assert len(marked) == 3, box.frame.texts
     assert [t[:2] for t in marked] == ["Ma", "Li", "In"], marked
     assert any("Zoé" in t for t in box.frame.texts)       # whom to pass the box to
+
+
+# -- colours: an id in the log, a word on the panel (issue 19: phones in their own language) --
+
+def test_a_french_box_stores_a_usual_colour_as_its_id_and_names_it_in_french(session, mock_factory):
+    from companion.i18n import set_language
+
+    b = Box(session, box_config(bounce_ms=1, leds=LEDS, language="fr"), mock=True, pin_factory=mock_factory)
+    b.start()
+    try:
+        start(b, session)
+        b.press("ok")
+        shows(b, "rouge", "bleu")                       # the list in the box's language
+        assert "red" not in b.frame.texts
+        b.press("ok")
+        assert b.app.controller.color == "red"          # the log gets the id
+        shows(b, "rouge")
+    finally:
+        b.close()
+        set_language(None)
+
+
+def test_a_usual_colour_named_in_another_language_is_not_offered_twice(box, session):
+    """An older log (or a phone of before) named it "rouge": the box does
+    not offer "red" beside it, which would make a sixth colour."""
+    start(box, session)
+    session.submit({"type": "score", "color": "rouge", "hands": [5, 10, 20], "heaven": 3, "hell": 9},
+                   source="web")
+    box.flush()
+    offered = box.app.controller._colors()
+    assert "red" not in offered and "rouge" not in offered      # scored this round
+    assert offered == ["blue", "green", "yellow", "purple"]

@@ -44,6 +44,7 @@ moves + OK).
 
 from __future__ import annotations
 
+from companion.colours import USUAL as DEFAULT_COLOURS, colour_id, colour_label
 from companion.i18n import N_, _
 
 from .. import draw as d
@@ -57,7 +58,6 @@ COLOURS = 5
 SIDE_MAX = 15                 # three 5s
 HAND_MAX = 70
 ROWS = d.ROWS_ABOVE_HINT      # list rows above the hint line (colours, hand sums)
-DEFAULT_COLOURS = (N_("red"), N_("blue"), N_("green"), N_("yellow"), N_("purple"))
 
 
 def _dealer_choices(players):
@@ -205,7 +205,11 @@ class DiaboloController(Controller):
     def _colors(self) -> list[str]:
         """Colours to offer: the game's not yet scored this round, then usual names."""
         used = self._game_colors()
-        names = used + [c for c in (_(n) for n in DEFAULT_COLOURS) if c not in used]
+        # A usual colour is stored as its id ("red"), shown in the box's
+        # language; one the game already named in any language ("rouge" from
+        # a French phone) is not offered again under its id.
+        named = {colour_id(c) or c for c in used}
+        names = used + [c for c in DEFAULT_COLOURS if c not in named]
         return [c for c in names[:COLOURS] if c not in self.public["scored"]]
 
     def leave_private(self) -> None:
@@ -374,7 +378,7 @@ class DiaboloController(Controller):
                 icon = "up"
             elif i == len(shown) - 1 and first + ROWS < len(colors):
                 icon = "down"
-            c.row(d.ROW_Y + i * d.PITCH, color, first + i == self.cursor, icon=icon)
+            c.row(d.ROW_Y + i * d.PITCH, colour_label(color), first + i == self.cursor, icon=icon)
         hint_line(c, _("OK: pick · BACK: table"))
 
     def _verdict(self, heaven: int, hell: int) -> str:
@@ -391,7 +395,7 @@ class DiaboloController(Controller):
     def _draw_sums(self, c: Canvas, p: dict) -> None:
         heaven = self.field.value if self.side == 0 else self.row[0]
         hell = self.field.value if self.side == 1 else self.row[1]
-        c.header(_("{color}: the row", color=self.color), self.field.label())
+        c.header(_("{color}: the row", color=colour_label(self.color)), self.field.label())
         c.row(d.ROW_Y, _("Heaven"), self.side == 0, right=str(heaven), font=d.STRONG)
         c.row(d.ROW_Y + d.PITCH, _("Hell"), self.side == 1, right=str(hell), font=d.STRONG)
         if self.side == 1:
@@ -402,7 +406,7 @@ class DiaboloController(Controller):
         done = [p["players"][s] for s in self._order() if s in self._decided()]
         holders = [s for s in self._order() if p["doubles_left"][s]]
         # Every seat that has decided is named (abbreviated if need be, never dropped).
-        pass_screen(c, _("{color}: doubles", color=self.color), f"{len(done)}/{len(holders)}",
+        pass_screen(c, _("{color}: doubles", color=colour_label(self.color)), f"{len(done)}/{len(holders)}",
                     done, p["players"][self.seat], _("OK: ready · BACK: back"), others=p["players"])
 
     def _draw_pick(self, c: Canvas, p: dict) -> None:
@@ -415,12 +419,12 @@ class DiaboloController(Controller):
         # whole), the reminder under them.
         c.row(d.ROW_Y, _("Keep it"), self.cursor == 0, font=d.STRONG)
         c.row(d.ROW_Y + d.PITCH, _("Play it \u00d72"), self.cursor == 1, font=d.STRONG)
-        center_named(c, d.ROW_Y + 2 * d.PITCH, lambda n: _("on {color}? Only {name} looks!", color=self.color, name=n),
+        center_named(c, d.ROW_Y + 2 * d.PITCH, lambda n: _("on {color}? Only {name} looks!", color=colour_label(self.color), name=n),
                      name, (d.SMALL,), others=p["players"])
         hint_line(c, _("OK: lock · BACK: pass"))
 
     def _draw_hands(self, c: Canvas, p: dict) -> None:
-        c.header(_("{color}: hand sums", color=self.color), self.field.label())
+        c.header(_("{color}: hand sums", color=colour_label(self.color)), self.field.label())
 
         def value(s: int) -> str:
             if s == self.seat:
@@ -431,7 +435,7 @@ class DiaboloController(Controller):
 
     def _draw_scored(self, c: Canvas, p: dict) -> None:
         r = self.result
-        c.header(_("{color} scored", color=r["color"]), _("round {r}", r=r["round"]))
+        c.header(_("{color} scored", color=colour_label(r["color"])), _("round {r}", r=r["round"]))
         who = [s for s, v in enumerate(r["delta"]) if v or s in r["doubled"]]      # a double played for 0 too
         right = [("\u00d72 " if s in r["doubled"] else "") + d.signed(v) for s, v in enumerate(r["delta"])]
         headline = " \u00b7 ".join(f"{p['players'][s]} {right[s]}" for s in who) or _("Nobody scores")
@@ -466,7 +470,7 @@ def describe_undo(step: UndoStep) -> str:
     if kind == "double":
         return _("{name}'s double decision", name=step.name(a.get("seat")))
     if kind == "place":
-        return _("{name}'s {value} in {color}", name=step.name(a.get("seat")), value=a["value"], color=a["color"])
+        return _("{name}'s {value} in {color}", name=step.name(a.get("seat")), value=a["value"], color=colour_label(a["color"]))
     if kind == "score":
-        return _("the {color} score", color=a["color"])
+        return _("the {color} score", color=colour_label(a["color"]))
     return ""
