@@ -507,12 +507,12 @@ def own_wifi(app):
 
 def offer_wifi(app) -> bool:
     """The box's own Wi-Fi just came up: show its QR code once, unless the
-    table is busy (a menu open, a seat picking a secret, a notice or claim)."""
+    table is busy (a menu open, a seat picking a secret)."""
     wifi = own_wifi(app)
     if wifi is None or getattr(app, "wifi_offered", None) == wifi.ssid:
         return False
-    busy = app.layers or app.notices or app.claim_news or (
-        app.controller is not None and app.controller.is_private())
+    # A notice or a claim is drawn over it and leaves it there when it goes.
+    busy = app.layers or (app.controller is not None and app.controller.is_private())
     if busy:
         return False
     app.wifi_offered = wifi.ssid
