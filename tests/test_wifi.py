@@ -361,3 +361,20 @@ def test_pages_say_there_is_no_internet_on_the_own_network(portal_app):
     page = client.get("/join", headers={"Host": f"{wifi.ADDRESS}:8000"}).data.decode()
     assert "companion-7f3a" in page and "no internet" in page
     assert "k7mxq2wv9pzt" not in page, "the page names the network, never its password"
+
+
+def test_the_join_address_follows_the_own_network(tmp_path, monkeypatch):
+    """serve.py's join URL (and its network watch) is the box's address on its
+    own network while it runs one, else the address of its route out."""
+    from web import serve
+
+    monkeypatch.setattr(serve, "lan_address", lambda: "192.168.1.20")
+    data = tmp_path / "wifi-data"
+    data.mkdir()
+    config = {"data_dir": str(data)}
+    assert serve.join_url("0.0.0.0", 8000, config) == "http://192.168.1.20:8000/"
+    _own(data)
+    assert serve.join_url("0.0.0.0", 8000, config) == f"http://{wifi.ADDRESS}:8000/"
+    assert serve.join_url("127.0.0.1", 8000, config) == "http://127.0.0.1:8000/", "an explicit --host wins"
+    wifi.clear_status(data)
+    assert serve.box_address(config) == "192.168.1.20"
