@@ -479,19 +479,39 @@ class JoinScreen(Layer):
                 c.text(x, 43 + i * 10, line.replace(" :", ":").replace(" /", "/"), d.SMALL)
 
     def _draw_wifi(self, c: Canvas) -> None:
-        """The network's QR code at the left, its name and password at the
-        right (typed by hand where a phone cannot scan), "OK: address" below."""
+        """The network's QR code at the left; at the right its name and its
+        password, each whole over up to two lines (typed by hand where a
+        phone cannot scan), then "OK: address"."""
         wifi = self.wifi
         code = qr_image(wifi.qr_payload(), error="l")
         x = 2
         if code is not None:
             c.paste(code, 0, (d.HEIGHT - code.height) // 2)
             x = code.width + 2
-        c.text(x, 0, _("Wi-Fi"), d.STRONG)
-        c.text_fit(x, 12, wifi.ssid, d.WIDTH - x, d.SMALL)
-        c.text(x, 24, _("password"), d.SMALL)
-        c.text_fit(x, 35, wifi.password, d.WIDTH - x, d.SMALL)
-        c.text_fit(x, 52, _("OK: address"), d.WIDTH - x, d.SMALL)
+        width = d.WIDTH - x
+        name = _chunks(wifi.ssid, d.SMALL, width, 2)
+        for i, line in enumerate(name):
+            c.text(x, i * 10, line, d.SMALL)
+        y = len(name) * 10 + 1
+        c.text_fit(x, y, _("password"), width, d.STRONG)
+        for i, line in enumerate(_chunks(wifi.password, d.SMALL, width, 2)):
+            c.text(x, y + 11 + i * 10, line, d.SMALL)
+        c.text_fit(x, 53, _("OK: address"), width, d.SMALL)
+
+
+def _chunks(text: str, font, width: int, lines: int) -> list[str]:
+    """``text`` cut anywhere (a password has no words) into at most
+    ``lines`` lines of ``width`` pixels, the last shortened if it must be."""
+    out: list[str] = []
+    while text and len(out) < lines - 1:
+        n = len(text)
+        while n > 1 and d.text_width(text[:n], font) > width:
+            n -= 1
+        out.append(text[:n])
+        text = text[n:]
+    if text:
+        out.append(d.fit(text, font, width))
+    return out
 
 
 def own_wifi(app):
