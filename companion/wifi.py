@@ -55,6 +55,7 @@ class Settings:
     wait_s: float              # auto: how long a known network has to appear
     country: str | None        # regulatory country (hostapd), e.g. "FR"
     port: int                  # the box's web port (the portal sends phones there)
+    backend: str = "auto"      # "auto" (NetworkManager where it runs) | "networkmanager" | "hostapd"
 
 
 def settings(config: dict) -> Settings:
@@ -73,7 +74,10 @@ def settings(config: dict) -> Settings:
     country = config.get("wifi_country")
     if country is not None and not (len(str(country)) == 2 and str(country).isalpha()):
         raise WifiSettingError("wifi_country: two letters, such as \"FR\"")
-    return Settings(mode=mode, ssid=ssid, password=password,
+    backend = str(config.get("wifi_backend") or "auto").strip().lower()
+    if backend not in ("auto", "networkmanager", "hostapd"):
+        raise WifiSettingError(f"wifi_backend = {backend!r}: use \"auto\", \"networkmanager\" or \"hostapd\"")
+    return Settings(mode=mode, ssid=ssid, password=password, backend=backend,
                     wait_s=float(config.get("wifi_wait_s", 30.0)),
                     country=str(country).upper() if country else None,
                     port=int(config.get("port") or 8000))

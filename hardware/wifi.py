@@ -223,9 +223,11 @@ class AccessPoint:
         self.backend: str | None = None
         self.children: list[subprocess.Popen] = []
         self.redirect: str | None = None
+        self.unmanaged = False
 
     def up(self) -> str:
-        if networkmanager_runs(self.system):
+        backend = self.settings.backend
+        if backend == "networkmanager" or (backend == "auto" and networkmanager_runs(self.system)):
             self._up_networkmanager()
         else:
             self._up_hostapd()
@@ -260,7 +262,11 @@ class AccessPoint:
         dnsmasq = self.run_dir / "dnsmasq.conf"
         hostapd.write_text(hostapd_conf(self.ifname, self.settings.ssid, self.password, self.settings.country))
         dnsmasq.write_text(dnsmasq_conf(self.ifname, self.settings.port, self.run_dir / "dnsmasq.leases"))
-        if self.system.which("wpa_cli"):          # a client on this radio would fight the access point
+        # A client on this radio would fight the access point.
+        if networkmanager_runs(self.system):      # wifi_backend = "hostapd" beside NetworkManager
+            self.system.run(["nmcli", "device", "set", self.ifname, "managed", "no"], timeout=15)
+            self.unmanaged = True
+        elif self.system.which("wpa_cli"):        # ifupdown's wpa_supplicant for this radio alone
             self.system.run(["wpa_cli", "-i", self.ifname, "terminate"], timeout=10)
         self._must(["ip", "link", "set", self.ifname, "up"])
         self._must(["ip", "addr", "flush", "dev", self.ifname])
@@ -313,6 +319,8 @@ class AccessPoint:
                 child.kill()
         if self.backend == "hostapd":
             self.system.run(["ip", "addr", "flush", "dev", self.ifname], timeout=10)
+        if self.unmanaged:
+            self.system.run(["nmcli", "device", "set", self.ifname, "managed", "yes"], timeout=15)
 
 
 # -- the command ----------------------------------------------------------------------------------

@@ -378,3 +378,17 @@ def test_the_join_address_follows_the_own_network(tmp_path, monkeypatch):
     assert serve.join_url("127.0.0.1", 8000, config) == "http://127.0.0.1:8000/", "an explicit --host wins"
     wifi.clear_status(data)
     assert serve.box_address(config) == "192.168.1.20"
+
+
+def test_hostapd_beside_networkmanager_takes_the_radio_from_it_and_gives_it_back(tmp_path):
+    system = FakeSystem(nm=True)
+    settings = wifi.settings({"wifi": "own", "wifi_backend": "hostapd"})
+    ap = system_wifi.AccessPoint("wlan0", settings, "abcdefghjkmn", system, run_dir=tmp_path / "run")
+    assert ap.up() == "hostapd"
+    ran = [argv for argv, _ in system.ran]
+    assert ["nmcli", "device", "set", "wlan0", "managed", "no"] in ran
+    assert not any(argv[:3] == ["nmcli", "connection", "add"] for argv in ran)
+    ap.down()
+    assert ["nmcli", "device", "set", "wlan0", "managed", "yes"] in [argv for argv, _ in system.ran]
+    with pytest.raises(wifi.WifiSettingError):
+        wifi.settings({"wifi_backend": "iwd"})

@@ -118,8 +118,6 @@ def decode_qr(png: bytes) -> list[str]:
 
 
 def check(vm, say) -> dict:
-    result = {"qr": None, "joined": False, "portal_lands_on_scoreboard": False, "state_ok": False,
-              "scan_to_scoreboard_s": None, "ok": False}
     if not shutil.which("zbarimg"):
         raise RuntimeError("zbarimg is missing on the host (apt-get install zbar-tools)")
 
@@ -135,36 +133,69 @@ def check(vm, say) -> dict:
     phone_if = vm.must("ip netns exec phone ls /sys/class/net | grep -v '^lo$' | head -1").strip()
     box_if = vm.must("ls /sys/class/net | while read n; do [ -e /sys/class/net/$n/phy80211 ] && echo $n; done").strip()
     say(f"wifi: radios {phys}: the box's {box_if}, the phone's {phone_if} (namespace 'phone')")
-
-    # 2. The box: auto, a short wait; no known network comes.
+    vm.put("/root/phone.py", PHONE.encode())
+    vm.put("/root/phone-dhcp.sh", DHCP_SCRIPT.encode(), mode=0o755)
     old = vm.sh(f"cat {TOML} 2>/dev/null").stdout
-    vm.put(TOML, (old + '\nwifi = "auto"\nwifi_wait_s = 5\n').encode(), mode=0o600)
+
+    # 2. The box: auto, a short wait; no known network comes, so it raises its
+    #    own (NetworkManager's hotspot in this image, as on Raspberry Pi OS).
+    result = one_round(vm, say, phone_if, old + '\nwifi = "auto"\nwifi_wait_s = 5\n', "networkmanager")
+    # ... and the same through hostapd and dnsmasq (a system without NetworkManager).
+    forget_phone(vm, phone_if)
+    try:
+        result["hostapd"] = one_round(vm, say, phone_if, old + '\nwifi = "own"\nwifi_backend = "hostapd"\n',
+                                      "hostapd")
+    except Exception as exc:
+        result["hostapd"] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:1500]}
+    result["ok"] = bool(result["ok"] and result["hostapd"].get("ok"))
+
+    # The box as it was for the rest of the run: the phone gone, its own network down.
+    forget_phone(vm, phone_if)
+    vm.sh("ip netns del phone; systemctl stop companion-wifi")
+    vm.put(TOML, old.encode(), mode=0o600)
+    vm.sh(f"chown companion:companion {TOML}")
+    return result
+
+
+def forget_phone(vm, phone_if: str) -> None:
+    vm.sh("kill $(cat /run/phone-wpa.pid /run/phone-dhclient.pid 2>/dev/null) 2>/dev/null; "
+          f"sleep 1; ip netns exec phone ip addr flush dev {phone_if}; "
+          "rm -f /run/phone-wpa.pid /run/phone-dhclient.pid /run/phone-dhclient.leases; "
+          ": > /etc/netns/phone/resolv.conf")
+
+
+def one_round(vm, say, phone_if: str, toml: str, backend: str) -> dict:
+    result = {"qr": None, "joined": False, "portal_lands_on_scoreboard": False, "state_ok": False,
+              "scan_to_scoreboard_s": None, "ok": False, "backend": None}
+    vm.put(TOML, toml.encode(), mode=0o600)
     vm.must(f"chown companion:companion {TOML} && systemctl restart companion-wifi")
     t_raise = time.monotonic()
 
-    # 3. The QR code from the box's own frame, through its mirror.
+    # 3. The QR code from the box's own frame, through its mirror, once the
+    #    box says its network is up (wifi.json names the way it was raised).
     text, end = None, time.monotonic() + 180
     while time.monotonic() < end and text is None:
-        status, png = vm.http("GET", "/oled.png?scale=4", timeout=20)
-        if status == 200:
-            text = next((t for t in decode_qr(png) if t.startswith("WIFI:")), None)
+        status = vm.sh("cat /var/lib/companion/wifi.json 2>/dev/null").stdout
+        if f'"backend": "{backend}"' in status:
+            result["backend"] = backend
+            code, png = vm.http("GET", "/oled.png?scale=4", timeout=20)
+            if code == 200:
+                text = next((t for t in decode_qr(png) if t.startswith("WIFI:")), None)
         if text is None:
             time.sleep(1)
     if text is None:
         log = vm.sh("journalctl -b -u companion-wifi -u NetworkManager --no-pager | tail -40").stdout
-        raise RuntimeError(f"no Wi-Fi QR code on the box's mirror within 180 s:\n{log[-2500:]}")
+        raise RuntimeError(f"no Wi-Fi QR code ({backend}) on the box's mirror within 180 s:\n{log[-2500:]}")
     scanned = time.monotonic()
     result["qr"] = text
     result["raise_to_qr_s"] = round(scanned - t_raise, 1)
     fields = parse_wifi_qr(text)
-    say(f"wifi: the box's frame shows {text!r} ({scanned - t_raise:.1f} s after the unit's restart)")
+    say(f"wifi ({backend}): the box's frame shows {text!r} ({scanned - t_raise:.1f} s after the unit's restart)")
     if fields.get("T") != "WPA" or not fields.get("S") or not fields.get("P"):
         raise RuntimeError(f"the QR code is not a WPA network: {fields}")
 
     # 4. The phone: join from the QR code alone, DHCP, then as a phone's system does.
     vm.put("/root/phone-wpa.conf", wpa_conf(fields["S"], fields["P"]).encode(), mode=0o600)
-    vm.put("/root/phone.py", PHONE.encode())
-    vm.put("/root/phone-dhcp.sh", DHCP_SCRIPT.encode(), mode=0o755)
     # The scan, on the guest's clock: its uptime now, less the host time since the scan.
     before = time.monotonic()
     uptime = vm.uptime()
@@ -179,7 +210,7 @@ def check(vm, say) -> dict:
     result["steps_s"] = {step: round(phone[step] - scan_at, 1)
                          for step in ("start", "joined", "leased", "landed") if step in phone}
     result["probes"] = phone["probes"]
-    say(f"wifi: the phone joined, DHCP {phone.get('address')}, DNS {phone.get('dns')}; "
+    say(f"wifi ({backend}): the phone joined, DHCP {phone.get('address')}, DNS {phone.get('dns')}; "
         f"seconds after the scan: {result['steps_s']}")
     landed = [p.get("scoreboard") and p.get("status") == 200 for p in phone["probes"].values()]
     result["portal_lands_on_scoreboard"] = bool(landed) and all(landed)
@@ -191,16 +222,10 @@ def check(vm, say) -> dict:
     if "landed" in phone:
         result["scan_to_scoreboard_s"] = round(phone["landed"] - scan_at, 1)
     for name, probe in phone["probes"].items():
-        say(f"wifi: probe {name}: {probe}")
-    say(f"wifi: scan to scoreboard {result['scan_to_scoreboard_s']} s; /api/state from the phone "
+        say(f"wifi ({backend}): probe {name}: {probe}")
+    say(f"wifi ({backend}): scan to scoreboard {result['scan_to_scoreboard_s']} s; /api/state from the phone "
         f"{'is' if result['state_ok'] else 'is NOT'} the box's")
     result["ok"] = bool(result["joined"] and result["portal_lands_on_scoreboard"] and result["state_ok"]
                         and result["scan_to_scoreboard_s"] is not None
                         and result["scan_to_scoreboard_s"] < LIMIT_S)
-
-    # The box as it was for the rest of the run: the phone gone, its own network down.
-    vm.sh("kill $(cat /run/phone-wpa.pid /run/phone-dhclient.pid 2>/dev/null) 2>/dev/null; "
-          "ip netns del phone; systemctl stop companion-wifi")
-    vm.put(TOML, old.encode(), mode=0o600)
-    vm.sh(f"chown companion:companion {TOML}")
     return result
