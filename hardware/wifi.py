@@ -16,9 +16,10 @@ box's own access point:
   configurations generated in ``/run/companion-wifi``.
 
 In both, WPA2 (CCMP) with the per-box password, the box at 10.42.0.1, DHCP
-for phones, every DNS name answered with the box, the captive-portal address
-in DHCP (RFC 8910), and port 80 on the radio redirected to the box's web port
-(so phones' connectivity probes reach web/portal.py).  No route anywhere:
+for phones, every DNS name answered with the box, and port 80 on the radio
+redirected to the box's web port (so phones' connectivity probes reach
+web/portal.py).  (Not DHCP's option 114, RFC 8910: it names a captive-portal
+*API* that must be HTTPS and answer JSON; the probes are enough.)  No route anywhere:
 no internet.  Then it writes ``wifi.json`` for the box and the web, and
 waits; stopped (SIGTERM), it takes everything down again.
 
@@ -79,12 +80,8 @@ def nm_down_commands() -> list[list[str]]:
 
 
 def dns_lines(port: int) -> list[str]:
-    """dnsmasq lines shared by both paths: every name is the box, and DHCP
-    tells phones where the portal is (option 114, RFC 8910)."""
-    return [
-        f"address=/#/{core.ADDRESS}",
-        f'dhcp-option=114,"{portal_url(port)}"',
-    ]
+    """dnsmasq lines shared by both paths: every name is the box."""
+    return [f"address=/#/{core.ADDRESS}"]
 
 
 def dnsmasq_conf(ifname: str, port: int, leases: Path) -> str:
