@@ -396,14 +396,46 @@ class Server:
             wasyncore.close_all(self._map)
 
 
-def lan_address() -> str:
-    """This machine's address on the local network (no packet is sent)."""
+def lan_address(route=None, interfaces=None) -> str:
+    """This machine's address on the local network (no packet is sent): the
+    source address towards a default route; on a network without a router
+    (the box's own access point, a cable to a laptop, a guest network that
+    gives none) the first IPv4 address of an interface; else loopback."""
     try:
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
-            sock.connect(("10.254.254.254", 1))
-            return sock.getsockname()[0]
+        return (route or _route_address)()
     except OSError:
-        return "127.0.0.1"
+        pass
+    for address in (interfaces or interface_addresses)():
+        return address
+    return "127.0.0.1"
+
+
+def _route_address() -> str:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.connect(("10.254.254.254", 1))
+        return sock.getsockname()[0]
+
+
+def interface_addresses() -> list[str]:
+    """The IPv4 addresses of this machine's interfaces, loopback left out
+    (Linux's SIOCGIFADDR; elsewhere, or on any error, none)."""
+    found: list[str] = []
+    try:
+        import fcntl
+        import struct
+
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+            for _, name in socket.if_nameindex():
+                try:
+                    packed = fcntl.ioctl(sock.fileno(), 0x8915, struct.pack("256s", name.encode()[:15]))
+                except OSError:
+                    continue            # no IPv4 address on this one
+                address = socket.inet_ntoa(packed[20:24])
+                if not address.startswith("127."):
+                    found.append(address)
+    except (OSError, ImportError, AttributeError):
+        pass
+    return found
 
 
 def box_address(config: dict | None = None) -> str:

@@ -57,9 +57,16 @@ def say(*parts) -> None:
 
 
 def packages(arch: str) -> list[str]:
+    """packages.txt's names for ``arch`` (a line "arm64: ..." is for arm64 only)."""
     names = []
     for line in (HERE / "packages.txt").read_text().splitlines():
-        names += line.split("#", 1)[0].replace("ARCH", arch).split()
+        line = line.split("#", 1)[0].replace("ARCH", arch)
+        only, sep, rest = line.partition(":")
+        if sep and only.strip() in ARCHES:
+            if only.strip() != arch:
+                continue
+            line = rest
+        names += line.split()
     return names
 
 
@@ -161,7 +168,8 @@ def _customise(root: Path, arch: str) -> None:
     (wants / unit.name).symlink_to("/etc/systemd/system/companion-vm-agent.service")
     # An empty root password would be a hole on a real box; this one only
     # ever listens on a virtio-serial port and a forwarded loopback port.
-    subprocess.run(["chroot", str(root), "passwd", "-d", "root"], check=False, stdout=subprocess.DEVNULL)
+    if arch == "amd64" or _native(arch):
+        subprocess.run(["chroot", str(root), "passwd", "-d", "root"], check=False, stdout=subprocess.DEVNULL)
     (root / "mnt/payload").mkdir(parents=True, exist_ok=True)
 
 
@@ -180,8 +188,114 @@ def _copy_boot(root: Path, image: Image) -> None:
     shutil.copy(initrds[-1], image.initrd)
 
 
+# -- a foreign architecture (arm64 on an amd64 host, no binfmt/qemu-user) -------------------
+#
+# debootstrap's first stage (download and unpack, on the host); then the
+# image boots once under QEMU into a tiny busybox initramfs that mounts it and
+# runs debootstrap's second stage (every package's scripts, as arm64
+# processes); then the real kernel and initrd are read back out of the image
+# with debugfs (no loop mount).
+
+STAGE_MODULES = ["virtio_pci", "virtio_blk", "crc32c_generic", "ext4"]
+
+STAGE_INIT = """#!/bin/busybox sh
+/bin/busybox --install -s /bin
+mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
+for m in $(cat /modules.order); do insmod /modules/$m.ko; done
+for i in 1 2 3 4 5 6 7 8 9 10; do [ -b /dev/vda ] && break; sleep 1; done
+mkdir -p /newroot && mount -t ext4 /dev/vda /newroot
+umount /proc /sys /dev
+exec switch_root /newroot /stage2.sh
+"""
+
+STAGE2 = """#!/bin/sh
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8
+mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
+/debootstrap/debootstrap --second-stage && echo STAGE2-OK
+rm -f /stage2.sh
+sync
+echo 1 > /proc/sys/kernel/sysrq; echo o > /proc/sysrq-trigger
+sleep 60
+"""
+
+
+def _module_bytes(path: Path) -> bytes:
+    data = path.read_bytes()
+    if path.name.endswith(".xz"):
+        import lzma
+        data = lzma.decompress(data)
+    return data
+
+
+def _module_depends(path: Path) -> str:
+    """The ``depends=`` of a kernel module's .modinfo section (no modinfo needed)."""
+    data = _module_bytes(path)
+    at = data.find(b"\0depends=")
+    if at < 0:
+        return ""
+    start = at + len(b"\0depends=")
+    return data[start:data.index(b"\0", start)].decode()
+
+
 def _build_foreign(arch: str, root: Path, image: Image) -> None:
-    raise NotImplementedError("arm64 images: see appliance-vm's README")
+    subprocess.run(["debootstrap", "--foreign", f"--arch={arch}", "--variant=minbase",
+                    "--include=" + ",".join(packages(arch) + ["busybox-static"]), SUITE, str(root), MIRROR],
+                   check=True, stdout=subprocess.DEVNULL)
+    _customise(root, arch)
+    (root / "stage2.sh").write_text(STAGE2)
+    (root / "stage2.sh").chmod(0o755)
+    archives = root / "var/cache/apt/archives"
+    work = image.folder / "stage"
+    work.mkdir(parents=True, exist_ok=True)
+    kernel_deb = sorted(archives.glob("linux-image-[0-9]*.deb"))[-1]
+    subprocess.run(["dpkg-deb", "-x", str(kernel_deb), str(work / "kernel")], check=True)
+    subprocess.run(["dpkg-deb", "-x", str(sorted(archives.glob("busybox-static_*.deb"))[-1]), str(work / "bb")],
+                   check=True)
+    version = next((work / "kernel/lib/modules").iterdir()).name
+    moddir = work / "kernel/lib/modules" / version
+    paths = {p.name.split(".ko")[0].replace("-", "_"): p for p in moddir.rglob("*.ko*")}
+    order: list[str] = []
+
+    def need(name: str) -> None:
+        name = name.replace("-", "_")
+        if name in order or name not in paths:
+            return
+        for dep in filter(None, _module_depends(paths[name]).split(",")):
+            need(dep)
+        order.append(name)
+
+    for name in STAGE_MODULES:
+        need(name)
+    initramfs = work / "initramfs"
+    for d in ("bin", "modules", "proc", "sys", "dev", "newroot"):
+        (initramfs / d).mkdir(parents=True, exist_ok=True)
+    shutil.copy(work / "bb/bin/busybox", initramfs / "bin/busybox")
+    for name in order:
+        (initramfs / "modules" / f"{name}.ko").write_bytes(_module_bytes(paths[name]))
+    (initramfs / "modules.order").write_text("\n".join(order) + "\n")
+    (initramfs / "init").write_text(STAGE_INIT)
+    (initramfs / "init").chmod(0o755)
+    cpio = work / "stage.cpio"
+    files = subprocess.run(["find", "."], cwd=initramfs, capture_output=True, check=True).stdout
+    with open(cpio, "wb") as out:
+        subprocess.run(["cpio", "-o", "-H", "newc", "--quiet"], cwd=initramfs, input=files, stdout=out, check=True)
+    _mkfs(root, image.disk)
+    say(f"vm: debootstrap's second stage in QEMU ({arch}, emulated: slow)")
+    console = image.folder / "stage2-console.log"
+    cmd = [ARCHES[arch]["qemu"], *ARCHES[arch]["machine"], "-accel", "tcg,thread=multi", "-smp", "2",
+           "-m", "1024", "-display", "none", "-monitor", "none", "-no-reboot", "-serial", f"file:{console}",
+           "-kernel", str(sorted((work / "kernel/boot").glob("vmlinuz-*"))[-1]), "-initrd", str(cpio),
+           "-append", f"console={ARCHES[arch]['console']} rw panic=-1",
+           "-drive", f"file={image.disk},format=raw,if=virtio,cache=writeback", "-nic", "none"]
+    subprocess.run(cmd, check=True, timeout=4 * 3600)
+    if "STAGE2-OK" not in console.read_text(errors="replace"):
+        raise RuntimeError(f"debootstrap's second stage failed: see {console}")
+    for name, dest in (("vmlinuz", image.kernel), ("initrd.img", image.initrd)):
+        subprocess.run(["debugfs", "-R", f"dump /boot/{name}-{version} {dest}", str(image.disk)],
+                       check=True, capture_output=True)
+        if not dest.exists() or dest.stat().st_size == 0:
+            raise RuntimeError(f"no /boot/{name}-{version} in the image")
+    shutil.rmtree(work, ignore_errors=True)
 
 
 # -- what the guest installs: the repository and a wheelhouse --------------------------------
