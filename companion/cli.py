@@ -61,6 +61,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--dev-anywhere", action="store_true",
                      help=_("with --mock: let other computers open the mock box's /dev page and buttons"))
 
+    w = sub.add_parser("wifi", help=_("raise the box's own Wi-Fi when it needs one (as root; the 'wifi' setting)"))
+    w.add_argument("--data", help=_("the data folder"))
+    w.add_argument("--config", help=_("a settings file (TOML)"))
+
     s = sub.add_parser("solve", help=_("solve a game position"))
     s.add_argument("game", choices=["fight"])
     s.add_argument("rest", nargs=argparse.REMAINDER)
@@ -253,6 +257,7 @@ def _run_box_first(args) -> int:
         return 2
     mock = bool(getattr(args, "mock", False))
     config["mock"] = mock
+    config["data_dir"] = str(data_dir)         # wifi.json there: the box's own Wi-Fi (web/portal.py)
     set_language(config.get("language"))
     if mock:
         os.environ.setdefault("GPIOZERO_PIN_FACTORY", "mock")
@@ -290,6 +295,17 @@ def _start_box(session, config: dict, mock: bool):
         return None
 
 
+def cmd_wifi(args) -> int:
+    """The box's own Wi-Fi (hardware/wifi.py): run by companion-wifi.service."""
+    import logging
+
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    from hardware.wifi import main as wifi_main
+
+    data_dir = Path(args.data) if args.data else cfg.default_data_dir()
+    return wifi_main(data_dir, cfg.load(data_dir, args.config))
+
+
 def cmd_solve(args) -> int:
     from .fight_solver import solve_cli
 
@@ -302,7 +318,8 @@ def cmd_hub(args) -> int:
     return run_hub(args)
 
 
-COMMANDS = {"hub": cmd_hub, "replay": cmd_replay, "export": cmd_export, "import": cmd_import, "games": cmd_games, "run": cmd_run, "solve": cmd_solve}
+COMMANDS = {"hub": cmd_hub, "replay": cmd_replay, "export": cmd_export, "import": cmd_import, "games": cmd_games, "run": cmd_run, "solve": cmd_solve,
+            "wifi": cmd_wifi}
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -400,6 +400,9 @@ class Box:
             self._join = (item[1], item[2])
             if self.app is not None:
                 self.app.join = self._join
+                from .ui.menus import offer_wifi
+
+                offer_wifi(self.app)        # the box's own Wi-Fi came up: its QR code, once
         elif kind == "hub":
             self._hub = item[1]
             if self.app is not None:

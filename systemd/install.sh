@@ -34,6 +34,10 @@ if [ "${1:-}" = "--i2c-only" ]; then set_i2c_speed "${2:-}"; exit 0; fi
 if [ "$(id -u)" -ne 0 ]; then echo "install.sh: run me with sudo" >&2; exit 1; fi
 
 apt-get install -y python3-venv fonts-dejavu-core i2c-tools
+# The box's own Wi-Fi (companion-wifi.service): nft redirects phones' port-80
+# probes to the box; hostapd and dnsmasq only where NetworkManager is absent.
+apt-get install -y nftables
+command -v nmcli >/dev/null || apt-get install -y hostapd dnsmasq-base
 
 id companion >/dev/null 2>&1 || useradd --system --home-dir /var/lib/companion --shell /usr/sbin/nologin companion
 # The unit's SupplementaryGroups= must exist or systemd refuses to start it:
@@ -54,9 +58,12 @@ rm -rf "$prefix/src" && cp -r "$repo" "$prefix/src" && rm -rf "$prefix/src/.venv
 set_i2c_speed
 
 install -m 0644 "$repo/systemd/companion.service" /etc/systemd/system/companion.service
+install -m 0644 "$repo/systemd/companion-wifi.service" /etc/systemd/system/companion-wifi.service
 [ -f /etc/default/companion ] || printf '# COMPANION_PIN=1234\n# COMPANION_LANG=fr\n' > /etc/default/companion
 systemctl daemon-reload
 systemctl enable companion.service
 systemctl restart companion.service      # restart, not start: an upgrade runs the new code
+systemctl enable companion-wifi.service  # the box's own Wi-Fi when no known network comes (wifi setting)
+systemctl restart companion-wifi.service
 systemctl --no-pager status companion.service || true
 echo "companion: installed. Follow it with: journalctl -u companion -f"

@@ -162,7 +162,7 @@ def create_app(session, *, box=None, config: dict, pin: str) -> Flask:
     """The Flask app of one table.  ``config`` is the dict of
     :func:`companion.config.load` (plus ``mock`` and ``url`` from the
     runner); ``pin`` the table PIN shown on the box."""
-    from . import api, dev, game_api, history, pages, roster, seats
+    from . import api, dev, game_api, history, pages, portal, roster, seats
     from .rules import LazyBuildRule
 
     app = Flask("web")
@@ -184,6 +184,7 @@ def create_app(session, *, box=None, config: dict, pin: str) -> Flask:
     app.register_blueprint(history.bp)
     app.register_blueprint(game_api.bp)
     app.register_blueprint(roster.bp)
+    app.register_blueprint(portal.bp)
     _seed_roster(session, config)
     return app
 
@@ -203,5 +204,12 @@ def _refuse_foreign_host():
     Runs before routing, so no route's work is done for a foreign name."""
     host = request.environ.get("HTTP_HOST")
     if not companion().hosts.allows(host):
+        from .portal import ALLOW, answer_foreign      # the box's own Wi-Fi: every name is the box there
+
+        answer = answer_foreign(companion().config, host)
+        if answer == ALLOW:
+            return None
+        if answer is not None:
+            return answer
         raise errors.ApiError(400, N_("this box does not answer to the name '{host}': "
                                       "open it by its address or its .local name"), host=host[:80])

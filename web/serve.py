@@ -646,9 +646,18 @@ def interface_addresses() -> list[str]:
     return found
 
 
-def join_url(host: str, port: int) -> str:
+def box_address(config: dict | None = None) -> str:
+    """The box's address for phones: on its own Wi-Fi (companion/wifi.py,
+    no route out there), else the one its route out uses."""
+    from companion.wifi import own_status
+
+    own = own_status((config or {}).get("data_dir"))
+    return own.address if own is not None else lan_address()
+
+
+def join_url(host: str, port: int, config: dict | None = None) -> str:
     """The URL phones open (and the QR code holds)."""
-    address = lan_address() if host in ("", "0.0.0.0", "::") else host
+    address = box_address(config) if host in ("", "0.0.0.0", "::") else host
     if ":" in address:
         address = f"[{address}]"
     return f"http://{address}:{port}/"
@@ -690,7 +699,7 @@ def run(args, parts, start_extras=None) -> int:
         return 1
 
     stop_extras = start_extras(app, store, session, config) if start_extras else (lambda: None)
-    url = join_url(host, server.port)
+    url = join_url(host, server.port, config)
     config["url"] = url
     if box is not None:
         try:
@@ -726,7 +735,7 @@ def run(args, parts, start_extras=None) -> int:
     def network_changed(address: str) -> None:
         # A network came up (or changed) after the start: the join address
         # and QR code follow it, and the table is announced on it.
-        new_url = join_url(host, server.port)
+        new_url = join_url(host, server.port, config)
         config["url"] = new_url
         print(f"companion: network: phones join at {new_url}", flush=True)
         if box is not None:
@@ -737,7 +746,7 @@ def run(args, parts, start_extras=None) -> int:
 
     # Served on every address (0.0.0.0): watch for a network that comes later.
     wildcard = host in ("", "0.0.0.0", "::")
-    stop_watch = (netwatch.watch(lan_address, network_changed, first=urlsplit(url).hostname)
+    stop_watch = (netwatch.watch(lambda: box_address(config), network_changed, first=urlsplit(url).hostname)
                   if wildcard else (lambda: None))
     try:
         server.serve_forever()

@@ -429,15 +429,31 @@ class NewPinConfirm(Layer):
 
 class JoinScreen(Layer):
     """The table's address as a QR code (2 px per module) and the PIN
-    (left out on the web mirror: the PIN is for the people at the table)."""
+    (left out on the web mirror: the PIN is for the people at the table).
+
+    While the box runs its own Wi-Fi (companion/wifi.py) the screen opens on
+    the network's QR code (``WIFI:T:WPA;S:…;P:…;;``: a phone's camera joins
+    it, and the phone's sign-in window then opens the scoreboard by itself);
+    OK turns to the address and PIN and back, BACK closes.  The Wi-Fi page
+    is on the mirror too: whoever reaches the mirror is on that network."""
 
     private = True
 
+    def __init__(self, app):
+        super().__init__(app)
+        self.wifi = own_wifi(app)
+        self.page = "wifi" if self.wifi is not None else "address"
+
     def key(self, name: str) -> None:
-        if name in ("ok", "back"):
+        if name == "ok" and self.wifi is not None:
+            self.page = "address" if self.page == "wifi" else "wifi"
+        elif name in ("ok", "back"):
             self.app.pop()
 
     def draw(self, c: Canvas) -> None:
+        if self.page == "wifi":
+            self._draw_wifi(c)
+            return
         join = self.app.join
         if join is None:
             c.header(_("Phones"))
@@ -462,14 +478,76 @@ class JoinScreen(Layer):
             for i, line in enumerate(lines[:2]):
                 c.text(x, 43 + i * 10, line.replace(" :", ":").replace(" /", "/"), d.SMALL)
 
+    def _draw_wifi(self, c: Canvas) -> None:
+        """The network's QR code at the left; at the right its name and its
+        password, each whole over up to two lines (typed by hand where a
+        phone cannot scan), then "OK: address"."""
+        wifi = self.wifi
+        code = qr_image(wifi.qr_payload(), error="l")
+        x = 2
+        if code is not None:
+            c.paste(code, 0, (d.HEIGHT - code.height) // 2)
+            x = code.width + 2
+        width = d.WIDTH - x
+        name = _chunks(wifi.ssid, d.SMALL, width, 2)
+        for i, line in enumerate(name):
+            c.text(x, i * 10, line, d.SMALL)
+        y = len(name) * 10 + 1
+        c.text_fit(x, y, _("password"), width, d.STRONG)
+        for i, line in enumerate(_chunks(wifi.password, d.SMALL, width, 2)):
+            c.text(x, y + 11 + i * 10, line, d.SMALL)
+        c.text_fit(x, 53, _("OK: address"), width, d.SMALL)
 
-def qr_image(url: str, scale: int = 2):
+
+def _chunks(text: str, font, width: int, lines: int) -> list[str]:
+    """``text`` cut anywhere (a password has no words) into at most
+    ``lines`` lines of ``width`` pixels, the last shortened if it must be."""
+    out: list[str] = []
+    while text and len(out) < lines - 1:
+        n = len(text)
+        while n > 1 and d.text_width(text[:n], font) > width:
+            n -= 1
+        out.append(text[:n])
+        text = text[n:]
+    if text:
+        out.append(d.fit(text, font, width))
+    return out
+
+
+def own_wifi(app):
+    """The box's own Wi-Fi (a :class:`companion.wifi.Status`) or None: read
+    from the data folder's ``wifi.json`` (one ``stat`` when unchanged)."""
+    from companion.wifi import own_status
+
+    try:
+        return own_status(app.config.get("data_dir"))
+    except Exception:            # a status that cannot be read: the address screen, as before
+        return None
+
+
+def offer_wifi(app) -> bool:
+    """The box's own Wi-Fi just came up: show its QR code once, unless the
+    table is busy (a menu open, a seat picking a secret)."""
+    wifi = own_wifi(app)
+    if wifi is None or getattr(app, "wifi_offered", None) == wifi.ssid:
+        return False
+    # A notice or a claim is drawn over it and leaves it there when it goes.
+    busy = app.layers or (app.controller is not None and app.controller.is_private())
+    if busy:
+        return False
+    app.wifi_offered = wifi.ssid
+    app.push(JoinScreen(app))
+    return True
+
+
+def qr_image(url: str, scale: int = 2, error: str = "m"):
     """The QR code of ``url`` as a mode "1" image with lit quiet zone and dark
     modules (scanners want dark on light), or None if it cannot fit 64 px at
-    2 px per module (1 px per module does not scan)."""
+    2 px per module (1 px per module does not scan).  Error level L for the
+    Wi-Fi code: its ~46 characters fit version 3 (29 modules) only at L."""
     import segno        # here, not at the top: 25 ms of imports the box's first frame need not wait for
 
-    code = segno.make_qr(url, error="m")
+    code = segno.make_qr(url, error=error)
     size = code.symbol_size(scale=1, border=0)[0]
     for border in (2, 1):
         if (size + 2 * border) * scale <= d.HEIGHT:

@@ -1,11 +1,231 @@
 """``appliance-vm --wifi``: the box's own Wi-Fi, end to end (issue 23).
 
-The interface is in README.md: ``check(vm, say) -> dict``.  Written by the
-Wi-Fi work; until then it says so.
+The interface is in README.md: ``check(vm, say) -> dict``.  In the guest:
+
+1. the kernel's simulated radios (``mac80211_hwsim radios=2``); the second
+   one is the phone's, moved into a network namespace of its own
+   (``iw phy … set netns name phone``), so the box sees one radio and the
+   phone reaches the box only through the air;
+2. the box set to ``wifi = "auto"`` with a short wait and its Wi-Fi unit
+   restarted: no known network comes, so it raises its own (in this image
+   through NetworkManager, as on Raspberry Pi OS);
+3. the box's own frame, fetched from its mirror (``/oled.png``) and read by
+   a real QR decoder on the host (``zbarimg``): the phone's ``wpa_supplicant``
+   is configured from that text ONLY (name and password);
+4. in the phone's namespace: association, DHCP (``dhclient``, its DNS
+   server from the lease), then what a phone's system does after joining:
+   the captive-portal probes by name, each followed to where it leads (it
+   must be the scoreboard), and ``/api/state`` (it must be the box's).
+
+The result goes under ``"wifi"`` in the harness's JSON summary.  Standard
+library only (the harness runs with the host's ``python3``).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+from companion.wifi import parse_wifi_qr  # noqa: E402  (pure, standard library only)
+
+TOML = "/var/lib/companion/companion.toml"
+LIMIT_S = 20.0
+
+# What the phone does once its camera read the code, run with the guest's
+# python3 inside the phone's namespace (one command: no round trips to the
+# host between the steps).  Its clock is the guest's CLOCK_BOOTTIME, the
+# same as /proc/uptime, so the host can line its steps up with the scan.
+PHONE = r"""
+import json, subprocess, sys, time, urllib.request
+clock = lambda: time.clock_gettime(time.CLOCK_BOOTTIME)
+iface = sys.argv[1]
+out = {"start": clock(), "probes": {}}
+subprocess.run(["wpa_supplicant", "-B", "-i", iface, "-c", "/root/phone-wpa.conf", "-P", "/run/phone-wpa.pid"],
+               check=True, capture_output=True)
+end = clock() + 60
+while clock() < end:
+    status = subprocess.run(["wpa_cli", "-p", "/run/wpa_supplicant_phone", "-i", iface, "status"],
+                            capture_output=True, text=True).stdout
+    if "wpa_state=COMPLETED" in status:
+        out["joined"] = clock()
+        break
+    time.sleep(0.1)
+if "joined" not in out:
+    print(json.dumps(out)); sys.exit(0)
+# DHCP as a phone does it: the address, and the lease's DNS server
+# (dhclient's own script would rename over the namespace's resolv.conf).
+subprocess.run(["dhclient", "-1", "-sf", "/root/phone-dhcp.sh", "-pf", "/run/phone-dhclient.pid",
+                "-lf", "/run/phone-dhclient.leases", iface], capture_output=True, timeout=60)
+out["address"] = subprocess.run(["ip", "-4", "-o", "addr", "show", "dev", iface], capture_output=True,
+                                text=True).stdout.split()[3:4]
+out["dns"] = open("/etc/resolv.conf").read().split()[-1:]
+out["leased"] = clock()
+PROBES = [("android", "http://connectivitycheck.gstatic.com/generate_204"),
+          ("apple", "http://captive.apple.com/hotspot-detect.html"),
+          ("windows", "http://www.msftconnecttest.com/connecttest.txt"),
+          ("firefox", "http://detectportal.firefox.com/canonical.html")]
+for name, url in PROBES:
+    t = clock()
+    try:
+        with urllib.request.urlopen(url, timeout=15) as r:       # follows the redirect, as a portal window does
+            body = r.read().decode("utf-8", "replace")
+            out["probes"][name] = {"status": r.status, "final": r.url, "scoreboard": "page-board" in body,
+                                   "s": round(clock() - t, 2)}
+    except Exception as exc:
+        out["probes"][name] = {"error": f"{type(exc).__name__}: {exc}"}
+    out.setdefault("landed", clock())            # the first probe's window shows the scoreboard
+final = out["probes"].get("android", {}).get("final") or "http://10.42.0.1:8000/"
+try:
+    with urllib.request.urlopen(final.rstrip("/") + "/api/state", timeout=15) as r:
+        out["state"] = json.loads(r.read())
+except Exception as exc:
+    out["state_error"] = f"{type(exc).__name__}: {exc}"
+print(json.dumps(out))
+"""
+
+# dhclient's script for the phone: set the lease's address and DNS server.
+DHCP_SCRIPT = """#!/bin/sh
+case "$reason" in BOUND|RENEW|REBIND|REBOOT)
+    ip addr add "$new_ip_address/$new_subnet_mask" dev "$interface"
+    echo "nameserver ${new_domain_name_servers%% *}" > /etc/resolv.conf ;;
+esac
+"""
+
+
+def wpa_conf(ssid: str, password: str) -> str:
+    """The phone's network, from the QR code's fields only: the name as hex,
+    the key derived from the passphrase (no quoting of either to get wrong)."""
+    psk = hashlib.pbkdf2_hmac("sha1", password.encode(), ssid.encode(), 4096, 32).hex()
+    return ("ctrl_interface=/run/wpa_supplicant_phone\n"
+            "network={\n"
+            f"  ssid={ssid.encode().hex()}\n"
+            f"  psk={psk}\n"
+            "  key_mgmt=WPA-PSK\n  proto=RSN\n  pairwise=CCMP\n  scan_ssid=1\n"
+            "}\n")
+
+
+def decode_qr(png: bytes) -> list[str]:
+    res = subprocess.run(["zbarimg", "--raw", "-q", "-Sdisable", "-Sqrcode.enable", "-"], input=png,
+                         capture_output=True, timeout=60)
+    return [line for line in res.stdout.decode("utf-8", "replace").splitlines() if line]
+
 
 def check(vm, say) -> dict:
-    raise NotImplementedError("the --wifi check is not written yet (issue 23)")
+    if not shutil.which("zbarimg"):
+        raise RuntimeError("zbarimg is missing on the host (apt-get install zbar-tools)")
+
+    # 1. Two simulated radios; the phone's goes into its own namespace.
+    vm.must("modprobe mac80211_hwsim radios=2")
+    phys = sorted(vm.must("ls /sys/class/ieee80211").split())
+    if len(phys) < 2:
+        raise RuntimeError(f"mac80211_hwsim gave {phys}")
+    phone_phy = phys[-1]
+    vm.must(f"ip netns add phone && iw phy {phone_phy} set netns name phone && "
+            "ip netns exec phone ip link set lo up && mkdir -p /etc/netns/phone && "
+            ": > /etc/netns/phone/resolv.conf")
+    phone_if = vm.must("ip netns exec phone ls /sys/class/net | grep -v '^lo$' | head -1").strip()
+    box_if = vm.must("ls /sys/class/net | while read n; do [ -e /sys/class/net/$n/phy80211 ] && echo $n; done").strip()
+    say(f"wifi: radios {phys}: the box's {box_if}, the phone's {phone_if} (namespace 'phone')")
+    vm.put("/root/phone.py", PHONE.encode())
+    vm.put("/root/phone-dhcp.sh", DHCP_SCRIPT.encode(), mode=0o755)
+    old = vm.sh(f"cat {TOML} 2>/dev/null").stdout
+
+    # 2. The box: auto, a short wait; no known network comes, so it raises its
+    #    own (NetworkManager's hotspot in this image, as on Raspberry Pi OS).
+    result = one_round(vm, say, phone_if, old + '\nwifi = "auto"\nwifi_wait_s = 5\n', "networkmanager")
+    # ... and the same through hostapd and dnsmasq (a system without NetworkManager).
+    forget_phone(vm, phone_if)
+    try:
+        result["hostapd"] = one_round(vm, say, phone_if, old + '\nwifi = "own"\nwifi_backend = "hostapd"\n',
+                                      "hostapd")
+    except Exception as exc:
+        result["hostapd"] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:1500]}
+    result["ok"] = bool(result["ok"] and result["hostapd"].get("ok"))
+
+    # The box as it was for the rest of the run: the phone gone, its own network down.
+    forget_phone(vm, phone_if)
+    vm.sh("ip netns del phone; systemctl stop companion-wifi")
+    vm.put(TOML, old.encode(), mode=0o600)
+    vm.sh(f"chown companion:companion {TOML}")
+    return result
+
+
+def forget_phone(vm, phone_if: str) -> None:
+    vm.sh("kill $(cat /run/phone-wpa.pid /run/phone-dhclient.pid 2>/dev/null) 2>/dev/null; "
+          f"sleep 1; ip netns exec phone ip addr flush dev {phone_if}; "
+          "rm -f /run/phone-wpa.pid /run/phone-dhclient.pid /run/phone-dhclient.leases; "
+          ": > /etc/netns/phone/resolv.conf")
+
+
+def one_round(vm, say, phone_if: str, toml: str, backend: str) -> dict:
+    result = {"qr": None, "joined": False, "portal_lands_on_scoreboard": False, "state_ok": False,
+              "scan_to_scoreboard_s": None, "ok": False, "backend": None}
+    vm.put(TOML, toml.encode(), mode=0o600)
+    vm.must(f"chown companion:companion {TOML} && systemctl restart companion-wifi")
+    t_raise = time.monotonic()
+
+    # 3. The QR code from the box's own frame, through its mirror, once the
+    #    box says its network is up (wifi.json names the way it was raised).
+    text, end = None, time.monotonic() + 180
+    while time.monotonic() < end and text is None:
+        status = vm.sh("cat /var/lib/companion/wifi.json 2>/dev/null").stdout
+        if f'"backend": "{backend}"' in status:
+            result["backend"] = backend
+            code, png = vm.http("GET", "/oled.png?scale=4", timeout=20)
+            if code == 200:
+                text = next((t for t in decode_qr(png) if t.startswith("WIFI:")), None)
+        if text is None:
+            time.sleep(1)
+    if text is None:
+        log = vm.sh("journalctl -b -u companion-wifi -u NetworkManager --no-pager | tail -40").stdout
+        raise RuntimeError(f"no Wi-Fi QR code ({backend}) on the box's mirror within 180 s:\n{log[-2500:]}")
+    scanned = time.monotonic()
+    result["qr"] = text
+    result["raise_to_qr_s"] = round(scanned - t_raise, 1)
+    fields = parse_wifi_qr(text)
+    say(f"wifi ({backend}): the box's frame shows {text!r} ({scanned - t_raise:.1f} s after the unit's restart)")
+    if fields.get("T") != "WPA" or not fields.get("S") or not fields.get("P"):
+        raise RuntimeError(f"the QR code is not a WPA network: {fields}")
+
+    # 4. The phone: join from the QR code alone, DHCP, then as a phone's system does.
+    vm.put("/root/phone-wpa.conf", wpa_conf(fields["S"], fields["P"]).encode(), mode=0o600)
+    # The scan, on the guest's clock: its uptime now, less the host time since the scan.
+    before = time.monotonic()
+    uptime = vm.uptime()
+    scan_at = uptime - (time.monotonic() - scanned) + (time.monotonic() - before) / 2
+    run = vm.sh(f"ip netns exec phone python3 /root/phone.py {phone_if}", timeout=240)
+    if not run.ok:
+        raise RuntimeError(f"the phone failed: {run.stderr[-800:]}")
+    phone = json.loads(run.stdout.strip().splitlines()[-1])
+    result["joined"] = "joined" in phone
+    if not result["joined"]:
+        raise RuntimeError("the phone did not join the box's network within 60 s")
+    result["steps_s"] = {step: round(phone[step] - scan_at, 1)
+                         for step in ("start", "joined", "leased", "landed") if step in phone}
+    result["probes"] = phone["probes"]
+    say(f"wifi ({backend}): the phone joined, DHCP {phone.get('address')}, DNS {phone.get('dns')}; "
+        f"seconds after the scan: {result['steps_s']}")
+    landed = [p.get("scoreboard") and p.get("status") == 200 for p in phone["probes"].values()]
+    result["portal_lands_on_scoreboard"] = bool(landed) and all(landed)
+    status, body = vm.http("GET", "/api/state")
+    box_state = json.loads(body) if status == 200 else None
+    result["state_ok"] = box_state is not None and phone.get("state") == box_state
+    if phone.get("state_error"):
+        result["state_error"] = phone["state_error"]
+    if "landed" in phone:
+        result["scan_to_scoreboard_s"] = round(phone["landed"] - scan_at, 1)
+    for name, probe in phone["probes"].items():
+        say(f"wifi ({backend}): probe {name}: {probe}")
+    say(f"wifi ({backend}): scan to scoreboard {result['scan_to_scoreboard_s']} s; /api/state from the phone "
+        f"{'is' if result['state_ok'] else 'is NOT'} the box's")
+    result["ok"] = bool(result["joined"] and result["portal_lands_on_scoreboard"] and result["state_ok"]
+                        and result["scan_to_scoreboard_s"] is not None
+                        and result["scan_to_scoreboard_s"] < LIMIT_S)
+    return result
