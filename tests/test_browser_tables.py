@@ -95,7 +95,9 @@ TABLES_JS = """async (step) => {
     }
   }
   // The cues, at the start, in the middle and at the end (a scroll event comes with the next frame).
-  const frame = () => new Promise(r => requestAnimationFrame(() => setTimeout(r, 120)));
+  // A page that is not in front gets no animation frame in headless Chromium:
+  // wait for a frame or 300 ms, whichever comes first, so the check never hangs.
+  const frame = () => new Promise(r => { requestAnimationFrame(() => setTimeout(r, 120)); setTimeout(r, 300); });
   for (const box of boxes) {
     const max = box.scrollWidth - box.clientWidth;
     if (max <= 1) continue;
@@ -140,6 +142,7 @@ def check(pages, base, paths, lang):
     problems = []
     for width, page in pages.items():
         for path in paths:
+            page.bring_to_front()             # its scroll events and frames run (a page behind is throttled)
             page.goto(base + path)
             page.wait_for_timeout(SETTLE_MS)
             # The older bids' tables are in closed <details>: open them all.
