@@ -456,7 +456,6 @@ class Store:
         ``backups/pruned/`` (written and flushed first: a power cut leaves
         it in the store, in the folder, or both), then its rows deleted.
         The folder keeps at most ``limits.max_bytes`` of logs, oldest out."""
-        from .exports import public_log
 
         record = self.game(game_id)
         if record is None or not record.finished:
@@ -465,12 +464,7 @@ class Store:
         target = folder / f"game-{game_id:06d}-{record.game}.jsonl"
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_suffix(".tmp")
-            with tmp.open("w", encoding="utf-8") as fh:
-                fh.write("\n".join(public_log(self.lines(game_id))) + "\n")
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, target)
+            self._write_public_log(game_id, target)
         except OSError as exc:
             raise StoreError(N_("could not move game {id} to backups/pruned/ ({detail})"),
                              id=game_id, detail=str(exc)) from None
@@ -493,6 +487,17 @@ class Store:
         except sqlite3.Error:
             pass
 
+    def _write_public_log(self, game_id: int, target: Path) -> None:
+        """A game's public log written to ``target`` atomically: a power cut
+        leaves either the old file or the whole new one."""
+        from .exports import public_log
+        tmp = target.with_suffix(".tmp")
+        with tmp.open("w", encoding="utf-8") as fh:
+            fh.write("\n".join(public_log(self.lines(game_id))) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+
     def _refresh_backup(self, game_id: int) -> None:
         """Rewrite a game's backup file, if it has one, from its public log."""
         if self._backup_path(game_id) is not None and self._backup_path(game_id).exists():
@@ -506,19 +511,13 @@ class Store:
         """Copy a finished game's log to ``backups/`` (a rolling set of the
         newest ``keep`` files), written atomically so a power cut leaves either
         the old file or the whole new one."""
-        from .exports import public_log     # the store holds it already; belt and braces
         target = self._backup_path(game_id)
         if target is None:
             return None
         folder = target.parent
         try:
             folder.mkdir(exist_ok=True)
-            tmp = target.with_suffix(".tmp")
-            with tmp.open("w", encoding="utf-8") as fh:
-                fh.write("\n".join(public_log(self.lines(game_id))) + "\n")
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, target)
+            self._write_public_log(game_id, target)
             for old in sorted(folder.glob("game-*.jsonl"))[:-keep]:
                 old.unlink()
             return target
