@@ -402,7 +402,11 @@ class Box:
                 self.app.join = self._join
                 from .ui.menus import offer_wifi
 
-                offer_wifi(self.app)        # the box's own Wi-Fi came up: its QR code, once
+                # The box's own Wi-Fi came up: its QR code, once.  Otherwise
+                # redraw: an open Phones screen shows the new address, or
+                # drops the QR code of a Wi-Fi that went down.
+                if not offer_wifi(self.app):
+                    self._refresh()
         elif kind == "hub":
             self._hub = item[1]
             if self.app is not None:

@@ -280,6 +280,30 @@ def test_the_box_shows_its_wifi_qr_code_then_the_address_one_press_apart(tmp_pat
 
 
 @pytest.mark.skipif(ZBAR is None, reason="zbar-tools (zbarimg) is not installed")
+def test_an_open_phones_screen_drops_the_code_of_a_network_that_went_down(tmp_path, make_box):
+    from hardware.testing import box_config
+
+    data = tmp_path / "wifi-data"
+    data.mkdir()
+    config = box_config()
+    config["data_dir"] = str(data)
+    _own(data)
+    box = make_box(config)
+    box.show_join(f"http://{wifi.ADDRESS}:8000/", "1234")
+    box.flush()
+    assert _decode(box.frame_png(1, mirror=True))[0].startswith("WIFI:")
+    # The Wi-Fi unit stops (its network is gone, wifi.json with it) and the
+    # machine's address changes: the screen, still open, shows the new address.
+    wifi.clear_status(data)
+    box.show_join("http://192.168.1.20:8000/", "1234")
+    box.flush()
+    assert box.app.layers, "the Phones screen stays open"
+    assert _decode(box.frame_png(1, mirror=True)) == ["http://192.168.1.20:8000/"]
+    box.press("ok")                                     # no Wi-Fi page to turn to: OK closes
+    assert not box.app.layers
+
+
+@pytest.mark.skipif(ZBAR is None, reason="zbar-tools (zbarimg) is not installed")
 def test_a_long_fixed_password_still_fits_or_is_spelled_out(tmp_path, make_box):
     from hardware.testing import box_config
 

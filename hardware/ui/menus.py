@@ -441,8 +441,13 @@ class JoinScreen(Layer):
 
     def __init__(self, app):
         super().__init__(app)
-        self.wifi = own_wifi(app)
         self.page = "wifi" if self.wifi is not None else "address"
+
+    @property
+    def wifi(self):
+        """Read at every draw (one ``stat``): a network that went down while
+        the screen is open must not stay on it as a QR code nobody can join."""
+        return own_wifi(self.app)
 
     def key(self, name: str) -> None:
         if name == "ok" and self.wifi is not None:
@@ -451,8 +456,9 @@ class JoinScreen(Layer):
             self.app.pop()
 
     def draw(self, c: Canvas) -> None:
-        if self.page == "wifi":
-            self._draw_wifi(c)
+        wifi = self.wifi
+        if self.page == "wifi" and wifi is not None:
+            self._draw_wifi(c, wifi)
             return
         join = self.app.join
         if join is None:
@@ -478,11 +484,10 @@ class JoinScreen(Layer):
             for i, line in enumerate(lines[:2]):
                 c.text(x, 43 + i * 10, line.replace(" :", ":").replace(" /", "/"), d.SMALL)
 
-    def _draw_wifi(self, c: Canvas) -> None:
+    def _draw_wifi(self, c: Canvas, wifi) -> None:
         """The network's QR code at the left; at the right its name and its
         password, each whole over up to two lines (typed by hand where a
         phone cannot scan), then "OK: address"."""
-        wifi = self.wifi
         code = qr_image(wifi.qr_payload(), error="l")
         x = 2
         if code is not None:
