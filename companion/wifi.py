@@ -43,6 +43,14 @@ PROBE_HOSTS = ("connectivitycheck.gstatic.com", "clients3.google.com", "captive.
                "www.msftconnecttest.com", "www.msftncsi.com", "detectportal.firefox.com")
 
 
+#: The 2.4 GHz channels an access point may use in every country, even before
+#: the system knows which country it is in (the "world" regulatory domain:
+#: 12 and 13 are listen-only there, and not allowed at all in the US).  Left
+#: to itself, NetworkManager picks a hotspot's channel at random among 1, 6,
+#: 11 and 13, so one start in four never came up (seen in the VM).
+CHANNELS = range(1, 12)
+
+
 class WifiSettingError(ValueError):
     """A Wi-Fi setting that cannot work; its text says which and why."""
 
@@ -56,6 +64,7 @@ class Settings:
     country: str | None        # regulatory country (hostapd), e.g. "FR"
     port: int                  # the box's web port (the portal sends phones there)
     backend: str = "auto"      # "auto" (NetworkManager where it runs) | "networkmanager" | "hostapd"
+    channel: int = 6           # 2.4 GHz channel, fixed (see CHANNELS)
 
 
 def settings(config: dict) -> Settings:
@@ -77,7 +86,13 @@ def settings(config: dict) -> Settings:
     backend = str(config.get("wifi_backend") or "auto").strip().lower()
     if backend not in ("auto", "networkmanager", "hostapd"):
         raise WifiSettingError(f"wifi_backend = {backend!r}: use \"auto\", \"networkmanager\" or \"hostapd\"")
-    return Settings(mode=mode, ssid=ssid, password=password, backend=backend,
+    try:
+        channel = int(config.get("wifi_channel", 6))
+    except (TypeError, ValueError):
+        channel = 0
+    if channel not in CHANNELS:
+        raise WifiSettingError("wifi_channel: 1 to 11 (channels every country allows)")
+    return Settings(mode=mode, ssid=ssid, password=password, backend=backend, channel=channel,
                     wait_s=float(config.get("wifi_wait_s", 30.0)),
                     country=str(country).upper() if country else None,
                     port=int(config.get("port") or 8000))

@@ -58,15 +58,22 @@ def portal_url(port: int) -> str:
     return f"http://{core.ADDRESS}:{port}/"
 
 
-def nm_commands(ifname: str, ssid: str, password: str) -> list[list[str]]:
+def nm_commands(ifname: str, ssid: str, password: str, channel: int = 6) -> list[list[str]]:
     """nmcli's argument lists: the access-point connection, made afresh, then up.
     (The password is on nmcli's command line for a moment: root's process, and
-    the same password is on the box's screen for the table anyway.)"""
+    the same password is on the box's screen for the table anyway.)
+
+    The channel is fixed (``core.CHANNELS``: NetworkManager's own pick can be
+    13, where an access point may not send), and protected management frames
+    are off: NetworkManager then offers plain WPA2-PSK, the network the QR
+    code names, instead of a WPA2/WPA3 mix that some drivers and older phones
+    fail on."""
     return [
         ["nmcli", "connection", "delete", CONNECTION],              # may fail: none yet
         ["nmcli", "connection", "add", "type", "wifi", "ifname", ifname, "con-name", CONNECTION,
          "autoconnect", "no", "ssid", ssid,
          "802-11-wireless.mode", "ap", "802-11-wireless.band", "bg",
+         "802-11-wireless.channel", str(channel), "wifi-sec.pmf", "disable",
          "ipv4.method", "shared", "ipv4.addresses", f"{core.ADDRESS}/{core.PREFIX}",
          "ipv6.method", "disabled",
          "wifi-sec.key-mgmt", "wpa-psk", "wifi-sec.proto", "rsn",
@@ -243,7 +250,7 @@ class AccessPoint:
         conf = "# made by companion wifi (hardware/wifi.py); removed when it stops\n"
         conf += "\n".join(dns_lines(self.settings.port)) + "\n"
         (self.nm_dnsmasq_dir / NM_DNSMASQ_FILE).write_text(conf)
-        delete, add, up = nm_commands(self.ifname, self.settings.ssid, self.password)
+        delete, add, up = nm_commands(self.ifname, self.settings.ssid, self.password, self.settings.channel)
         self.system.run(delete, timeout=30)
         self._must(add, timeout=30)
         self._must(up, timeout=60)
@@ -257,7 +264,8 @@ class AccessPoint:
         os.chmod(self.run_dir, 0o700)             # the passphrase is in there
         hostapd = self.run_dir / "hostapd.conf"
         dnsmasq = self.run_dir / "dnsmasq.conf"
-        hostapd.write_text(hostapd_conf(self.ifname, self.settings.ssid, self.password, self.settings.country))
+        hostapd.write_text(hostapd_conf(self.ifname, self.settings.ssid, self.password, self.settings.country,
+                                        channel=self.settings.channel))
         dnsmasq.write_text(dnsmasq_conf(self.ifname, self.settings.port, self.run_dir / "dnsmasq.leases"))
         # A client on this radio would fight the access point.
         if networkmanager_runs(self.system):      # wifi_backend = "hostapd" beside NetworkManager

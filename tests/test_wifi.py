@@ -46,6 +46,14 @@ def test_settings_default_to_auto_and_refuse_a_mode_that_is_not_one():
         wifi.settings({"wifi_ssid": "x" * 33})
 
 
+@pytest.mark.parametrize("channel", [0, 12, 13, 14, "six", None])
+def test_the_channel_is_one_every_country_allows(channel):
+    assert wifi.settings({}).channel == 6
+    assert wifi.settings({"wifi_channel": 11}).channel == 11
+    with pytest.raises(wifi.WifiSettingError, match="1 to 11"):
+        wifi.settings({"wifi_channel": channel})
+
+
 class FakeSystem(system_wifi.System):
     """Records what would run; answers as a system with or without NetworkManager."""
 
@@ -147,6 +155,9 @@ def test_networkmanager_path_commands_and_status(tmp_path, monkeypatch):
         assert pairs["ipv4.method"] == "shared" and pairs["autoconnect"] == "no"
         assert pairs["wifi-sec.key-mgmt"] == "wpa-psk" and pairs["wifi-sec.proto"] == "rsn"
         assert pairs["wifi-sec.psk"] == password
+        # A channel every country allows (NetworkManager's own pick may be 13),
+        # and plain WPA2 (no WPA3 mix): what the QR code's T:WPA names.
+        assert pairs["802-11-wireless.channel"] == "6" and pairs["wifi-sec.pmf"] == "disable"
         assert ["nmcli", "--wait", "30", "connection", "up", system_wifi.CONNECTION] in ran
         nm_conf = (tmp_path / "nm" / system_wifi.NM_DNSMASQ_FILE).read_text()
         assert f"address=/#/{wifi.ADDRESS}" in nm_conf
@@ -174,13 +185,14 @@ def test_the_password_is_kept_between_starts_unless_a_setting_fixes_it(tmp_path)
 
 def test_hostapd_path_without_networkmanager(tmp_path, monkeypatch):
     system = FakeSystem(nm=False, tools=("ip", "hostapd", "dnsmasq", "iptables"))
-    settings = wifi.settings({"wifi": "own", "wifi_ssid": "Café Table", "wifi_country": "fr"})
+    settings = wifi.settings({"wifi": "own", "wifi_ssid": "Café Table", "wifi_country": "fr", "wifi_channel": 1})
     ap = system_wifi.AccessPoint("wlan1", settings, "pass;word\\x", system, run_dir=tmp_path / "run")
     assert ap.up() == "hostapd"
     hostapd = (tmp_path / "run" / "hostapd.conf").read_text().splitlines()
     assert f"ssid2={'Café Table'.encode().hex()}" in hostapd
     assert "wpa=2" in hostapd and "rsn_pairwise=CCMP" in hostapd and "wpa_key_mgmt=WPA-PSK" in hostapd
     assert "wpa_passphrase=pass;word\\x" in hostapd and "country_code=FR" in hostapd
+    assert "channel=1" in hostapd
     dnsmasq = (tmp_path / "run" / "dnsmasq.conf").read_text().splitlines()
     assert "interface=wlan1" in dnsmasq and f"address=/#/{wifi.ADDRESS}" in dnsmasq
     assert "no-resolv" in dnsmasq and f"dhcp-option=option:router,{wifi.ADDRESS}" in dnsmasq
