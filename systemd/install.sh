@@ -33,7 +33,8 @@ if [ "${1:-}" = "--i2c-only" ]; then set_i2c_speed "${2:-}"; exit 0; fi
 
 if [ "$(id -u)" -ne 0 ]; then echo "install.sh: run me with sudo" >&2; exit 1; fi
 
-apt-get install -y python3-venv fonts-dejavu-core i2c-tools
+# (No system font: the box draws with the Terminus fonts shipped in hardware/fonts.)
+apt-get install -y python3-venv i2c-tools
 # The box's own Wi-Fi (companion-wifi.service): nft redirects phones' port-80
 # probes to the box; hostapd and dnsmasq only where NetworkManager is absent.
 apt-get install -y nftables
