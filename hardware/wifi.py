@@ -196,6 +196,33 @@ def radio_joined(ifname: str, system: System, sys_net: Path = SYS_NET) -> bool:
     return rc == 0 and " inet " in f" {out}"
 
 
+#: NetworkManager's device states (``GENERAL.STATE``): from 30 ("disconnected")
+#: up, the radio is NetworkManager's and ready to take a connection; below it
+#: (10 unmanaged, 20 unavailable: its wpa_supplicant not yet there) an
+#: activation waits, and ``nmcli --wait`` may give up on it.
+NM_READY = 30
+
+
+def nm_radio_state(ifname: str, system: System) -> int:
+    rc, out = system.run(["nmcli", "-g", "GENERAL.STATE", "device", "show", ifname], timeout=15)
+    try:
+        return int(out.split()[0]) if rc == 0 else 0
+    except (IndexError, ValueError):
+        return 0
+
+
+def wait_nm_radio(ifname: str, system: System, wait_s: float = 30.0, *, clock=time.monotonic,
+                  sleep=time.sleep) -> int:
+    """Wait until NetworkManager has the radio ready (a radio that just
+    appeared, or a supplicant still starting); its last state."""
+    end = clock() + wait_s
+    while True:
+        state = nm_radio_state(ifname, system)
+        if state >= NM_READY or clock() >= end:
+            return state
+        sleep(0.5)
+
+
 def networkmanager_runs(system: System) -> bool:
     if not system.which("nmcli"):
         return False
@@ -228,6 +255,7 @@ class AccessPoint:
         self.children: list[subprocess.Popen] = []
         self.redirect: str | None = None
         self.unmanaged = False
+        self.sleep = time.sleep
 
     def up(self) -> str:
         backend = self.settings.backend
@@ -253,7 +281,18 @@ class AccessPoint:
         delete, add, up = nm_commands(self.ifname, self.settings.ssid, self.password, self.settings.channel)
         self.system.run(delete, timeout=30)
         self._must(add, timeout=30)
-        self._must(up, timeout=60)
+        state = wait_nm_radio(self.ifname, self.system, sleep=self.sleep)
+        if state < NM_READY:
+            log.warning("wifi: NetworkManager has not made %s ready (state %s); trying all the same",
+                        self.ifname, state)
+        # Once more if the first activation fails (NetworkManager gives up on
+        # one it cannot start in time): seconds, where a restart of the unit
+        # by systemd would cost the table RestartSec and the wait again.
+        rc, out = self.system.run(up, timeout=60)
+        if rc != 0:
+            log.warning("wifi: the access point did not come up (%s); once more", out.strip()[-200:])
+            self.sleep(2.0)
+            self._must(up, timeout=60)
 
     def _up_hostapd(self) -> None:
         self.backend = "hostapd"

@@ -64,6 +64,12 @@ class FakeSystem(system_wifi.System):
         self.ran.append((list(argv), input))
         if argv[:4] == ["nmcli", "-t", "-f", "RUNNING"]:
             return (0, "running\n") if self.nm else (8, "not running")
+        if argv[:3] == ["nmcli", "-g", "GENERAL.STATE"]:
+            states = getattr(self, "radio_states", None)
+            return 0, (states.pop(0) if states else "30 (disconnected)") + "\n"
+        if argv[-2:] == ["up", system_wifi.CONNECTION] and getattr(self, "up_fails", 0):
+            self.up_fails -= 1
+            return 4, "Error: Connection activation failed: 802.1X supplicant took too long to authenticate"
         return 0, ""
 
     def which(self, name):
@@ -172,6 +178,30 @@ def test_networkmanager_path_commands_and_status(tmp_path, monkeypatch):
     assert ["nft", "delete", "table", "ip", system_wifi.NFT_TABLE] in ran
     assert wifi.read_status(data) is None, "stopped: the box is no longer on its own network"
     assert not (tmp_path / "nm" / system_wifi.NM_DNSMASQ_FILE).exists()
+
+
+def test_networkmanager_gets_the_radio_ready_before_the_access_point_and_tries_twice(tmp_path):
+    """A radio that just appeared is "unavailable" to NetworkManager for a
+    moment: the activation waits for it, and one failed activation is tried
+    again at once (not after a restart of the unit)."""
+    system = FakeSystem(nm=True)
+    system.radio_states = ["10 (unmanaged)", "20 (unavailable)", "20 (unavailable)", "30 (disconnected)"]
+    system.up_fails = 1
+    settings = wifi.settings({"wifi": "own"})
+    ap = system_wifi.AccessPoint("wlan0", settings, "k7mxq2wv9pzt", system, nm_dnsmasq_dir=tmp_path / "nm")
+    slept = []
+    ap.sleep = slept.append
+    assert ap.up() == "networkmanager"
+    ran = [argv for argv, _ in system.ran]
+    up = ["nmcli", "--wait", "30", "connection", "up", system_wifi.CONNECTION]
+    asked = [i for i, a in enumerate(ran) if a[:3] == ["nmcli", "-g", "GENERAL.STATE"]]
+    assert len(asked) == 4 and ran.index(up) > asked[-1], "up only once the radio is ready"
+    assert ran.count(up) == 2 and system.up_fails == 0
+    system.up_fails = 2                                  # twice: the unit fails (systemd restarts it)
+    again = system_wifi.AccessPoint("wlan0", settings, "k7mxq2wv9pzt", system, nm_dnsmasq_dir=tmp_path / "nm")
+    again.sleep = slept.append
+    with pytest.raises(RuntimeError, match="exit 4"):
+        again.up()
 
 
 def test_the_password_is_kept_between_starts_unless_a_setting_fixes_it(tmp_path):

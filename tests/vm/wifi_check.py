@@ -154,6 +154,9 @@ def check(vm, say) -> dict:
         result["hostapd"] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:1500]}
     result["ok"] = bool(result["ok"] and result["hostapd"].get("ok"))
 
+    # The journal of both rounds, kept in the run's folder (--keep).
+    journal = vm.sh("journalctl -b -u companion-wifi -u NetworkManager -o short-monotonic --no-pager").stdout
+    (vm.workdir / "wifi-journal.txt").write_text(journal)
     # The box as it was for the rest of the run: the phone gone, its own network down.
     forget_phone(vm, phone_if)
     vm.sh("ip netns del phone; systemctl stop companion-wifi")
