@@ -2,10 +2,11 @@
 
 The interface is in README.md: ``check(vm, say) -> dict``.  In the guest:
 
-1. the kernel's simulated radios (``mac80211_hwsim radios=2``); the second
+1. the kernel's simulated radios (``mac80211_hwsim radios=3``); the third
    one is the phone's, moved into a network namespace of its own
    (``iw phy … set netns name phone``), so the box sees one radio and the
-   phone reaches the box only through the air;
+   phone reaches the box only through the air (the second is a home
+   network's, for step 5);
 2. the box set to ``wifi = "auto"`` with a short wait and its Wi-Fi unit
    restarted: no known network comes, so it raises its own (in this image
    through NetworkManager, as on Raspberry Pi OS);
@@ -16,6 +17,10 @@ The interface is in README.md: ``check(vm, say) -> dict``.  In the guest:
    server from the lease), then what a phone's system does after joining:
    the captive-portal probes by name, each followed to where it leads (it
    must be the scoreboard), and ``/api/state`` (it must be the box's).
+
+5. a known network in reach (hostapd on the second radio; the box's
+   NetworkManager joined it once): with ``wifi = "auto"`` the box joins it,
+   writes "join" and raises nothing, exactly as before the feature.
 
 The result goes under ``"wifi"`` in the harness's JSON summary.  Standard
 library only (the harness runs with the host's ``python3``).
@@ -121,12 +126,14 @@ def check(vm, say) -> dict:
     if not shutil.which("zbarimg"):
         raise RuntimeError("zbarimg is missing on the host (apt-get install zbar-tools)")
 
-    # 1. Two simulated radios; the phone's goes into its own namespace.
-    vm.must("modprobe mac80211_hwsim radios=2")
+    # 1. Three simulated radios: the box's; a home network's (for the last
+    #    round) and the phone's, each in a network namespace of its own.
+    vm.must("modprobe mac80211_hwsim radios=3")
     phys = sorted(vm.must("ls /sys/class/ieee80211").split())
-    if len(phys) < 2:
+    if len(phys) < 3:
         raise RuntimeError(f"mac80211_hwsim gave {phys}")
-    phone_phy = phys[-1]
+    home_phy, phone_phy = phys[1], phys[2]
+    vm.must(f"ip netns add home && iw phy {home_phy} set netns name home && ip netns exec home ip link set lo up")
     vm.must(f"ip netns add phone && iw phy {phone_phy} set netns name phone && "
             "ip netns exec phone ip link set lo up && mkdir -p /etc/netns/phone && "
             ": > /etc/netns/phone/resolv.conf")
@@ -154,7 +161,16 @@ def check(vm, say) -> dict:
         result["hostapd"] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:1500]}
     result["ok"] = bool(result["ok"] and result["hostapd"].get("ok"))
 
-    # The journal of both rounds, kept in the run's folder (--keep).
+    # 5. With a known network in reach the box does what it did before: it
+    #    joins it and raises nothing.
+    forget_phone(vm, phone_if)
+    try:
+        result["known_network"] = known_network_round(vm, say, box_if, old + '\nwifi = "auto"\n')
+    except Exception as exc:
+        result["known_network"] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:1500]}
+    result["ok"] = bool(result["ok"] and result["known_network"].get("ok"))
+
+    # The journal of the rounds, kept in the run's folder (--keep).
     journal = vm.sh("journalctl -b -u companion-wifi -u NetworkManager -o short-monotonic --no-pager").stdout
     (vm.workdir / "wifi-journal.txt").write_text(journal)
     # The box as it was for the rest of the run: the phone gone, its own network down.
@@ -163,6 +179,70 @@ def check(vm, say) -> dict:
     vm.put(TOML, old.encode(), mode=0o600)
     vm.sh(f"chown companion:companion {TOML}")
     return result
+
+
+HOME_SSID, HOME_PASS = "home-wifi", "home-pass-1234"
+HOME_AP = f"""interface={{iface}}
+driver=nl80211
+ssid={HOME_SSID}
+hw_mode=g
+channel=1
+wpa=2
+wpa_key_mgmt=WPA-PSK
+rsn_pairwise=CCMP
+wpa_passphrase={HOME_PASS}
+"""
+
+
+def known_network_round(vm, say, box_if: str, toml: str) -> dict:
+    """A home network (hostapd and dnsmasq on the second radio, in its
+    namespace) that the box's NetworkManager knows: with ``wifi = "auto"``
+    the Wi-Fi unit must see the radio join it, write "join", and raise no
+    access point; the box stays reachable as before."""
+    # The last round's own network down: the radio is NetworkManager's again.
+    vm.must("systemctl stop companion-wifi")
+    home_if = vm.must("ip netns exec home ls /sys/class/net | grep -v '^lo$' | head -1").strip()
+    vm.put("/root/home-hostapd.conf", HOME_AP.format(iface=home_if).encode(), mode=0o600)
+    vm.must(f"ip netns exec home ip addr add 192.168.77.1/24 dev {home_if} && "
+            "ip netns exec home hostapd -B -P /run/home-hostapd.pid /root/home-hostapd.conf && "
+            f"ip netns exec home dnsmasq --conf-file=/dev/null --port=0 --interface={home_if} --bind-interfaces "
+            "--dhcp-range=192.168.77.10,192.168.77.99,12h --dhcp-leasefile=/run/home.leases "
+            "--pid-file=/run/home-dnsmasq.pid")
+    # The box's owner joined it once (the profile NetworkManager keeps).
+    joined, end = None, time.monotonic() + 90
+    while time.monotonic() < end and joined is None:
+        vm.sh(f"nmcli device wifi rescan ifname {box_if}")
+        res = vm.sh(f"nmcli --wait 30 device wifi connect {HOME_SSID} password {HOME_PASS} ifname {box_if}",
+                    timeout=60)
+        if res.ok:
+            joined = res.stdout.strip()
+        else:
+            time.sleep(2)
+    if joined is None:
+        raise RuntimeError("the box's NetworkManager could not join the home network")
+    say(f"wifi: the box knows the home network: {''.join(ch for ch in joined if ch.isprintable())}")
+    vm.put(TOML, toml.encode(), mode=0o600)
+    t = time.monotonic()
+    vm.must(f"chown companion:companion {TOML} && systemctl restart companion-wifi")
+    status, end = {}, time.monotonic() + 120
+    while time.monotonic() < end:
+        raw = vm.sh("cat /var/lib/companion/wifi.json 2>/dev/null").stdout
+        if raw.strip():
+            status = json.loads(raw)
+            break
+        time.sleep(1)
+    hotspot = vm.sh("nmcli -t -f NAME connection show --active").stdout.split()
+    info = radio_info(vm, box_if)
+    out = {"status": status, "radio": info, "active": hotspot, "s": round(time.monotonic() - t, 1)}
+    out["ok"] = (status.get("mode") == "join" and status.get("reason") == "a known network"
+                 and "companion-hotspot" not in hotspot and info.get("type") == "managed")
+    code, _ = vm.http("GET", "/api/state")
+    out["serving"] = code == 200
+    out["ok"] = out["ok"] and out["serving"]
+    say(f"wifi: with the home network in reach: {out}")
+    vm.sh(f"nmcli connection delete {HOME_SSID}; kill $(cat /run/home-hostapd.pid /run/home-dnsmasq.pid); "
+          "ip netns del home")
+    return out
 
 
 def radio_info(vm, box_if: str) -> dict:
@@ -200,6 +280,20 @@ def again(vm, say, box_if: str, times: int) -> list[dict]:
     return out
 
 
+def dismiss_notices(vm, say) -> None:
+    """The VM has no pins and no panel, so the box shows two notices (30 s
+    each: nothing can press OK) over whatever it shows, the Wi-Fi code too.
+    A Pi has both and no such notices; here a phone dismisses them, as the
+    table would (``POST /api/notices/0/dismiss`` with the PIN)."""
+    for _ in range(5):
+        status, body = vm.http("GET", "/api/notices")
+        notices = json.loads(body).get("notices", []) if status == 200 else []
+        if not notices:
+            return
+        say(f"wifi: a phone dismisses the notice {notices[0][:60]!r}...")
+        vm.http("POST", "/api/notices/0/dismiss", {}, {"X-Table-Pin": vm.pin}, timeout=30)
+
+
 def forget_phone(vm, phone_if: str) -> None:
     vm.sh("kill $(cat /run/phone-wpa.pid /run/phone-dhclient.pid 2>/dev/null) 2>/dev/null; "
           f"sleep 1; ip netns exec phone ip addr flush dev {phone_if}; "
@@ -210,6 +304,7 @@ def forget_phone(vm, phone_if: str) -> None:
 def one_round(vm, say, phone_if: str, toml: str, backend: str) -> dict:
     result = {"qr": None, "joined": False, "portal_lands_on_scoreboard": False, "state_ok": False,
               "scan_to_scoreboard_s": None, "ok": False, "backend": None}
+    dismiss_notices(vm, say)
     vm.put(TOML, toml.encode(), mode=0o600)
     vm.must(f"chown companion:companion {TOML} && systemctl restart companion-wifi")
     t_raise = time.monotonic()
