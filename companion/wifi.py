@@ -114,7 +114,22 @@ def default_ssid(name: str, machine_id: str | None = None) -> str:
             machine_id = ""
     suffix = hashlib.sha256(machine_id.encode()).hexdigest()[:4]
     base = "".join(ch for ch in name if ch.isprintable())[:20] or "companion"
-    return f"{base}-{suffix}"
+    # Short enough that the QR code with a drawn password fits the panel.
+    while len(base) > 1 and not fits_panel_qr(f"{base}-{suffix}", "x" * PASSWORD_LENGTH):
+        base = base[:-1]
+    return f"{base.rstrip(' -')}-{suffix}"
+
+
+#: What the panel's QR code holds at 2 px per module (hardware/ui/menus.py,
+#: ``qr_image``): version 3, 29 modules, at error level L: 53 bytes.  A
+#: bigger code does not fit 64 px, and 1-px modules do not scan.
+QR_BYTES = 53
+
+
+def fits_panel_qr(ssid: str, password: str) -> bool:
+    """The ``WIFI:`` text of this network fits the box's QR code (counted in
+    UTF-8: never fewer bytes than the code's own encoding)."""
+    return len(wifi_qr_payload(ssid, password).encode("utf-8")) <= QR_BYTES
 
 
 def decide(mode: str, *, has_radio: bool, joined: bool) -> str:

@@ -393,6 +393,12 @@ def main(data_dir: Path, config: dict, system: System | None = None, stop: threa
         print(f"companion wifi: the box uses the system's network ({reason})", flush=True)
         return 0
     password = core.box_password(data_dir, settings.password)
+    if not core.fits_panel_qr(settings.ssid, password):
+        # Still a good network; only the one scan is lost: the Phones screen
+        # then spells the name and password out to be typed.
+        print(f"companion wifi: the network's name and password are too long for the box's QR code "
+              f"(at most {core.QR_BYTES - len(core.wifi_qr_payload('', ''))} bytes together): "
+              "phones will have to type them; shorten wifi_ssid or wifi_password", file=sys.stderr, flush=True)
     ap = AccessPoint(radio, settings, password, system)
     try:
         backend = ap.up()

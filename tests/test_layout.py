@@ -306,3 +306,36 @@ def test_look_at_the_shared_screens(tmp_path):
     base.pass_screen(c, "Round 2 · bid 3", "3/4", LONG[:3], LONG[4], others=LONG)
     assert problems(c) == []
     c.image.resize((d.WIDTH * 4, d.HEIGHT * 4), Image.NEAREST).save(out / "pass.png")
+
+
+# -- the Phones screen's Wi-Fi page (issue 23) ---------------------------------------------------
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+@pytest.mark.parametrize("ssid,password", [
+    (None, "k7mxq2wv9pzt"),                                  # the default name, a drawn password
+    ("Table de Marc-Antoine Éloïse", "k7mxq2wv9pzt"),         # a name set in the settings
+    ("Café; Łódź: \"3\"", "k7m;xq2\"wv9"),                    # escapes in the code
+    ("companion-7f3a", "x" * 63),                            # a password no code can hold: spelled out
+])
+def test_the_wifi_page_is_whole(ssid, password, language, make_box, monkeypatch, tmp_path):
+    """Every frame of the Wi-Fi page passes the layout check, and its lines
+    hold the network's name and password whole (each cut only into lines)."""
+    from companion import wifi
+
+    ssid = ssid or wifi.default_ssid("Table de Marc-Antoine Éloïse", "m")
+    data = tmp_path / "wifi-data"
+    data.mkdir()
+    wifi.write_status(data, wifi.Status(mode="own", ssid=ssid, password=password, address=wifi.ADDRESS,
+                                        backend="hostapd"))
+    recorder = Recorder(monkeypatch)
+    config = box_config(bounce_ms=1, language=language)
+    config["data_dir"] = str(data)
+    box = make_box(config)
+    box.show_join(f"http://{wifi.ADDRESS}:8000/", "1234")
+    box.flush()
+    assert box.app.layers, "the Phones screen came up by itself"
+    assert recorder.failures() == []
+    texts = recorder.canvases[-1].texts
+    joined = "".join(texts)
+    assert ssid in joined and password in joined, texts
+    assert not any("…" in t for t in texts), texts

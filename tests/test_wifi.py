@@ -204,6 +204,40 @@ def test_networkmanager_gets_the_radio_ready_before_the_access_point_and_tries_t
         again.up()
 
 
+def test_the_panel_qr_code_holds_exactly_QR_BYTES():
+    from hardware.ui.menus import qr_image
+
+    head = wifi.wifi_qr_payload("", "")
+    assert qr_image(head + "x" * (wifi.QR_BYTES - len(head)), error="l") is not None
+    assert qr_image(head + "x" * (wifi.QR_BYTES - len(head) + 1), error="l") is None
+
+
+@pytest.mark.parametrize("name", ["companion", "Table 12", "Table de Marc-Antoine Éloïse",
+                                  "Club; de jeux: «Ça»", "x" * 40, "Ŝŝ" * 15])
+def test_the_default_network_name_leaves_room_for_the_qr_code(name):
+    from hardware.ui.menus import qr_image
+
+    ssid = wifi.default_ssid(name, "machine")
+    assert ssid.endswith("-" + wifi.default_ssid("", "machine")[-4:]) and len(ssid) > 5
+    assert ssid.startswith(name[:3]), "the name is still recognisable"
+    password = wifi.draw_password()
+    assert wifi.fits_panel_qr(ssid, password)
+    assert qr_image(wifi.wifi_qr_payload(ssid, password), error="l") is not None
+
+
+def test_a_name_too_long_for_the_qr_code_is_said_at_the_start(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(system_wifi, "find_radio", lambda sys_net=None: "wlan0")
+    monkeypatch.setattr(system_wifi, "NM_DNSMASQ_DIR", tmp_path / "nm")
+    stop = threading.Event()
+    stop.set()                                  # up, then down at once
+    config = {"wifi": "own", "wifi_ssid": "Le club de jeux de Marc-Antoine"}
+    assert system_wifi.main(tmp_path, config, system=FakeSystem(nm=True), stop=stop) == 0
+    assert "too long for the box's QR code" in capsys.readouterr().err
+    config["wifi_ssid"] = "Le club"
+    assert system_wifi.main(tmp_path, config, system=FakeSystem(nm=True), stop=stop) == 0
+    assert "QR code" not in capsys.readouterr().err
+
+
 def test_the_password_is_kept_between_starts_unless_a_setting_fixes_it(tmp_path):
     first = wifi.box_password(tmp_path)
     assert wifi.box_password(tmp_path) == first

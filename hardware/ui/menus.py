@@ -485,23 +485,34 @@ class JoinScreen(Layer):
                 c.text(x, 43 + i * 10, line.replace(" :", ":").replace(" /", "/"), d.SMALL)
 
     def _draw_wifi(self, c: Canvas, wifi) -> None:
-        """The network's QR code at the left; at the right its name and its
-        password, each whole over up to two lines (typed by hand where a
-        phone cannot scan), then "OK: address"."""
+        """The network's QR code at the left; at the right its name, then 🔒
+        and its password (no label: "mot de passe" would not fit beside the
+        code), each whole over as many lines as it needs (five in all, the
+        name one at least: typed by hand where a phone cannot scan; a
+        63-character password has no code and the whole width), then
+        "OK: address"."""
         code = qr_image(wifi.qr_payload(), error="l")
         x = 2
         if code is not None:
             c.paste(code, 0, (d.HEIGHT - code.height) // 2)
             x = code.width + 2
         width = d.WIDTH - x
-        name = _chunks(wifi.ssid, d.SMALL, width, 2)
+        lock = d.icon_width("lock")
+        password = _chunks(wifi.password, d.SMALL, width - lock, WIFI_LINES - 1)
+        name = _chunks(wifi.ssid, d.SMALL, width, WIFI_LINES - len(password))
         for i, line in enumerate(name):
-            c.text(x, i * 10, line, d.SMALL)
-        y = len(name) * 10 + 1
-        c.text_fit(x, y, _("password"), width, d.STRONG)
-        for i, line in enumerate(_chunks(wifi.password, d.SMALL, width, 2)):
-            c.text(x, y + 11 + i * 10, line, d.SMALL)
+            c.text(x, d.MARGIN + i * WIFI_PITCH, line, d.SMALL)
+        y = d.MARGIN + len(name) * WIFI_PITCH + 1
+        c.icon_in_line(x, y, "lock")
+        for i, line in enumerate(password):
+            c.text(x + lock, y + i * WIFI_PITCH, line, d.SMALL)
         c.text_fit(x, 53, _("OK: address"), width, d.SMALL)
+
+
+#: The Wi-Fi page's lines beside the code: 10 px apart (the small font's
+#: capitals and descenders stay clear of each other), five above the hint.
+WIFI_PITCH = 10
+WIFI_LINES = 5
 
 
 def _chunks(text: str, font, width: int, lines: int) -> list[str]:
