@@ -323,15 +323,23 @@ def _decode(png: bytes, scale: int = 4) -> list[str]:
     return [line for line in res.stdout.decode("utf-8").splitlines() if line]
 
 
-@pytest.mark.skipif(ZBAR is None, reason="zbar-tools (zbarimg) is not installed")
-def test_the_box_shows_its_wifi_qr_code_then_the_address_one_press_apart(tmp_path, make_box):
+def _box(tmp_path, make_box, **own):
+    """A mock box whose data folder holds ``wifi.json`` (the box's own network
+    with the fields ``own`` gives, when given)."""
     from hardware.testing import box_config
 
     data = tmp_path / "wifi-data"
     data.mkdir()
+    if own:
+        _own(data, **own)
     config = box_config()
     config["data_dir"] = str(data)
-    box = make_box(config)
+    return make_box(config), data
+
+
+@pytest.mark.skipif(ZBAR is None, reason="zbar-tools (zbarimg) is not installed")
+def test_the_box_shows_its_wifi_qr_code_then_the_address_one_press_apart(tmp_path, make_box):
+    box, data = _box(tmp_path, make_box)
     box.show_join("http://192.168.1.20:8000/", "1234")
     box.flush()
     assert not box.app.layers, "no own network: nothing pops up"
@@ -357,14 +365,7 @@ def test_the_box_shows_its_wifi_qr_code_then_the_address_one_press_apart(tmp_pat
 
 @pytest.mark.skipif(ZBAR is None, reason="zbar-tools (zbarimg) is not installed")
 def test_an_open_phones_screen_drops_the_code_of_a_network_that_went_down(tmp_path, make_box):
-    from hardware.testing import box_config
-
-    data = tmp_path / "wifi-data"
-    data.mkdir()
-    config = box_config()
-    config["data_dir"] = str(data)
-    _own(data)
-    box = make_box(config)
+    box, data = _box(tmp_path, make_box, ssid="companion-7f3a")
     box.show_join(f"http://{wifi.ADDRESS}:8000/", "1234")
     box.flush()
     assert _decode(box.frame_png(1, mirror=True))[0].startswith("WIFI:")
@@ -381,14 +382,7 @@ def test_an_open_phones_screen_drops_the_code_of_a_network_that_went_down(tmp_pa
 
 @pytest.mark.skipif(ZBAR is None, reason="zbar-tools (zbarimg) is not installed")
 def test_a_long_fixed_password_still_fits_or_is_spelled_out(tmp_path, make_box):
-    from hardware.testing import box_config
-
-    data = tmp_path / "wifi-data"
-    data.mkdir()
-    config = box_config()
-    config["data_dir"] = str(data)
-    _own(data, ssid="companion-7f3a", password="x" * 40)
-    box = make_box(config)
+    box, _data = _box(tmp_path, make_box, ssid="companion-7f3a", password="x" * 40)
     box.show_join(f"http://{wifi.ADDRESS}:8000/", "1234")
     box.flush()
     assert box.app.layers

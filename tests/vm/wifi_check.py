@@ -146,16 +146,16 @@ def check(vm, say) -> dict:
 
     # 2. The box: auto, a short wait; no known network comes, so it raises its
     #    own (NetworkManager's hotspot in this image, as on Raspberry Pi OS).
-    result = one_round(vm, say, phone_if, old + '\nwifi = "auto"\nwifi_wait_s = 5\n', "networkmanager")
+    result = one_round(vm, say, phone_if, box_if, old + '\nwifi = "auto"\nwifi_wait_s = 5\n', "networkmanager")
     # NetworkManager once picked channel 13 for itself (an access point may
-    # not send there in the world regulatory domain) and never came up: one
-    # start in four.  The box now fixes the channel; raise it a few more times.
+    # not send there in the world regulatory domain) and never came up; its
+    # pick is random.  The box now fixes the channel; raise it a few more times.
     result["raises"] = raises = again(vm, say, box_if, 4)
     result["ok"] = bool(result["ok"] and all(r.get("ok") for r in raises))
     # ... and the same through hostapd and dnsmasq (a system without NetworkManager).
     forget_phone(vm, phone_if)
     try:
-        result["hostapd"] = one_round(vm, say, phone_if, old + '\nwifi = "own"\nwifi_backend = "hostapd"\n',
+        result["hostapd"] = one_round(vm, say, phone_if, box_if, old + '\nwifi = "own"\nwifi_backend = "hostapd"\n',
                                       "hostapd")
     except Exception as exc:
         result["hostapd"] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:1500]}
@@ -301,7 +301,7 @@ def forget_phone(vm, phone_if: str) -> None:
           ": > /etc/netns/phone/resolv.conf")
 
 
-def one_round(vm, say, phone_if: str, toml: str, backend: str) -> dict:
+def one_round(vm, say, phone_if: str, box_if: str, toml: str, backend: str) -> dict:
     result = {"qr": None, "joined": False, "portal_lands_on_scoreboard": False, "state_ok": False,
               "scan_to_scoreboard_s": None, "ok": False, "backend": None}
     dismiss_notices(vm, say)
@@ -326,8 +326,7 @@ def one_round(vm, say, phone_if: str, toml: str, backend: str) -> dict:
         raise RuntimeError(f"no Wi-Fi QR code ({backend}) on the box's mirror within 180 s:\n{log[-2500:]}")
     scanned = time.monotonic()
     result["qr"] = text
-    result["radio"] = radio_info(vm, vm.sh("ls /sys/class/net | while read n; do [ -e /sys/class/net/$n/phy80211 ] "
-                                           "&& echo $n; done").stdout.strip())
+    result["radio"] = radio_info(vm, box_if)
     result["raise_to_qr_s"] = round(scanned - t_raise, 1)
     fields = parse_wifi_qr(text)
     say(f"wifi ({backend}): the box's frame shows {text!r} ({scanned - t_raise:.1f} s after the unit's restart)")
