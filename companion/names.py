@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import threading
 import unicodedata
+from pathlib import Path
 from collections.abc import Iterable
 
 from .errors import InvalidActionError
@@ -103,14 +104,12 @@ def _build() -> dict[str, str]:
     The package keeps the pairs both ways; each group is a star around its
     prototype (a sequence such as ``rn`` is always the prototype; in a group
     of two single characters either serves, the smaller is taken)."""
-    from confusable_homoglyphs.utils import load
-
     def bare(text: str) -> str:
         # The data wraps right-to-left letters in direction marks for display.
         return text.replace("\u200e", "").replace("\u200f", "")
 
     pairs: dict[str, set[str]] = {}
-    for char, entries in load("confusables.json").items():
+    for char, entries in _confusables().items():
         pairs.setdefault(bare(char), set()).update(bare(e["c"]) for e in entries)
     table: dict[str, str] = {}
     for char, others in pairs.items():
@@ -122,6 +121,20 @@ def _build() -> dict[str, str]:
         if len(other) > 1 or len(pairs.get(other, ())) > 1 or other < char:
             table[char] = other         # a source; its prototype
     return table
+
+
+def _confusables() -> dict:
+    """The package's ``confusables.json``, read straight from its folder:
+    the package's own loader module imports ``urllib.request`` (and with it
+    http, email and ssl: ~0.1 s here, about 1 s on a Pi Zero 2 W) for a
+    download function we never call."""
+    import importlib.util
+    import json
+
+    spec = importlib.util.find_spec("confusable_homoglyphs")
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    with open(folder / "confusables.json", encoding="utf-8") as file:
+        return json.load(file)
 
 
 def _mapping() -> dict[str, str]:

@@ -71,7 +71,6 @@ class TableSession:
         self.table = TableInfo(notices=list(store.warnings))
         self.table_entries: set = set()  # hidden keys entered at the table (buttons, PIN), not by the seat's phone
         self._subscribers: list[Callable[[Change], None]] = []
-        names.warm()                     # the look-alike table, off the box's thread
         self._resume()
 
     # -- start ----------------------------------------------------------------

@@ -61,6 +61,7 @@ from waitress.channel import HTTPChannel
 from waitress.server import TcpWSGIServer
 from waitress.task import ThreadedTaskDispatcher
 
+from companion import names
 from companion.i18n import gettext
 from companion.limits import MAX_IMPORT_BYTES
 
@@ -720,6 +721,10 @@ def run(args, parts, start_extras=None) -> int:
     sdnotify.notify("READY=1")
     if box is not None and hasattr(box, "attach_pins"):
         box.attach_pins()       # a box started with pins_later claims its buttons now, on its own thread
+    # The look-alike names' table (a large JSON read, off every request's
+    # path): in the background once the table is up, never before the
+    # panel's first frame or serving.
+    names.warm()
     # Everything made so far lives as long as the process: out of the
     # collector's sight (a full collection would scan it all: ~15 ms here,
     # over 0.1 s on a Pi Zero, at a random moment), and back on for the rest.
