@@ -76,3 +76,30 @@ def test_a_box_built_with_its_pins_is_unchanged(session, mock_factory):
         shows(box, "Game companion")
     finally:
         box.close()
+
+
+def test_the_first_frame_imports_nothing_the_web_or_the_network_needs(tmp_path):
+    """What `companion run` loads before the panel's first frame: the store, the
+    session and the box, nothing of the web side and no network client (the
+    look-alike names' table once imported urllib, http, email and ssl there:
+    about a second at a Pi Zero 2 W's pace)."""
+    import subprocess
+    import sys
+
+    script = (
+        "import os, sys; os.environ['GPIOZERO_PIN_FACTORY'] = 'mock'\n"
+        "from pathlib import Path\n"
+        "from companion.store import Store\n"
+        "from companion.session import TableSession\n"
+        "import hardware\n"
+        f"store = Store(Path({str(tmp_path)!r}))\n"
+        "session = TableSession(store)\n"
+        "box = hardware.Box(session, {}, mock=True, pins_later=True)\n"
+        "box.start()\n"
+        "print(' '.join(sorted(m for m in ('flask', 'werkzeug', 'waitress', 'urllib.request', 'http.client',\n"
+        "                                  'email', 'ssl', 'gpiozero') if m in sys.modules)))\n"
+        "box.close(); store.close()\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == []
