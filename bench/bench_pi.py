@@ -72,13 +72,34 @@ def _env() -> dict:
     return env
 
 
-def compile_bytecode() -> None:
+def compile_bytecode(root: Path = ROOT) -> None:
     """Write the project's .pyc files first, as ``pip install`` does on the Pi:
     otherwise every start would compile the sources again (~50 ms here)."""
     import compileall
 
     for package in ("companion", "hardware", "web", "bench"):
-        compileall.compile_dir(str(ROOT / package), quiet=1)
+        if (root / package).is_dir():
+            compileall.compile_dir(str(root / package), quiet=1)
+
+
+#: The start's baseline: the code before the panel was made to speak first
+#: (its first frame then waited for a network library that the look-alike
+#: names' loader imported).  ``COMPANION_BENCH_START_BASELINE`` names another
+#: revision; an empty value skips the baseline.
+START_BASELINE = "aac4d22"
+
+
+def baseline_tree(rev: str, into: Path) -> Path | None:
+    """The repository's files at ``rev`` (``git archive``), compiled, or None
+    where git or the revision is missing (a copy without its history)."""
+    try:
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], capture_output=True, timeout=120,
+                                 check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True, timeout=120)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    compile_bytecode(into)
+    return into
 
 
 def _p99(values):
@@ -119,12 +140,15 @@ class _Lines:
         return self.seen[marker]
 
 
-def _spawn_companion(limit: cpulimit.CpuLimit, data: Path):
+def _spawn_companion(limit: cpulimit.CpuLimit, data: Path, root: Path = ROOT):
     cmd = [sys.executable, "-m", "companion.cli", "run", "--mock", "--host", "127.0.0.1", "--port", "0",
            "--data", str(data)]
+    env = _env()
+    if root != ROOT:    # another revision's files come first on the path (``-m`` puts the cwd first)
+        env["PYTHONPATH"] = str(root)
     started = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(),
-                            cwd=ROOT, preexec_fn=limit.enter)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            cwd=root, preexec_fn=limit.enter)
     out = _Lines(proc.stdout, ["companion: serving"])
     err = _Lines(proc.stderr, ["box: first frame drawn", "box: pins claimed"])
     return proc, started, out, err
@@ -154,13 +178,15 @@ def _cpu_s(pid: int) -> float:
     return total / 1e9
 
 
-def start(limit, repeat: int) -> dict:
+def start(limit, repeat: int, root: Path = ROOT, suffix: str = "") -> dict:
     """The wall-clock figures, and the CPU time spent until serving (which
-    does not depend on how busy the machine is: wall ≈ CPU / fraction)."""
+    does not depend on how busy the machine is: wall ≈ CPU / fraction).
+    ``root``: another revision's files (the baseline), its figures named
+    with ``suffix``."""
     frame, serving, state, cpu, buttons = [], [], [], [], []
     for _ in range(repeat):
         with tempfile.TemporaryDirectory(prefix="bench-pi-") as tmp:
-            proc, t0, out, err = _spawn_companion(limit, Path(tmp))
+            proc, t0, out, err = _spawn_companion(limit, Path(tmp), root)
             try:
                 at, line = out.wait("companion: serving")
                 cpu.append(_cpu_s(proc.pid))
@@ -174,11 +200,23 @@ def start(limit, repeat: int) -> dict:
                 buttons.append(err.wait("box: pins claimed")[0] - t0)
             finally:
                 _stop(proc)
-    return {"start_to_first_frame_s": round(statistics.median(frame), 3),
-            "start_to_serving_s": round(statistics.median(serving), 3),
-            "start_to_first_state_s": round(statistics.median(state), 3),
-            "start_to_buttons_live_s": round(statistics.median(buttons), 3),
-            "start_cpu_to_serving_s": round(statistics.median(cpu), 3)}
+    return {"start_to_first_frame_s" + suffix: round(statistics.median(frame), 3),
+            "start_to_serving_s" + suffix: round(statistics.median(serving), 3),
+            "start_to_first_state_s" + suffix: round(statistics.median(state), 3),
+            "start_to_buttons_live_s" + suffix: round(statistics.median(buttons), 3),
+            "start_cpu_to_serving_s" + suffix: round(statistics.median(cpu), 3)}
+
+
+def start_with_baseline(limit, repeat: int, baseline: Path | None) -> dict:
+    """The start, and the baseline revision's start interleaved with it (one
+    of each in turn, so that a neighbour's load falls on both alike)."""
+    figures: dict[str, list] = {}
+    for _ in range(repeat):
+        runs = [start(limit, 1)] + ([start(limit, 1, baseline, "_baseline")] if baseline else [])
+        for one in runs:
+            for key, value in one.items():
+                figures.setdefault(key, []).append(value)
+    return {key: round(statistics.median(values), 3) for key, values in figures.items()}
 
 
 # -- 50 phones -----------------------------------------------------------------------------
@@ -455,11 +493,11 @@ def solve_fight(limit, repeat: int) -> dict:
 
 # -- all of it ------------------------------------------------------------------------------------------
 
-def measure(fraction, name: str, quick: bool) -> dict:
+def measure(fraction, name: str, quick: bool, baseline: Path | None = None) -> dict:
     repeat, pushes, presses, rounds = (1, 20, 60, 1) if quick else (3, 100, 300, 3)
     figures: dict = {}
     with cpulimit.CpuLimit(name.replace("/", "-"), fraction) as limit:
-        for part in (lambda: start(limit, repeat), lambda: phones(limit, 50, pushes),
+        for part in (lambda: start_with_baseline(limit, repeat, baseline), lambda: phones(limit, 50, pushes),
                      lambda: press(limit, presses), lambda: hints_during(limit, rounds),
                      lambda: solve_fight(limit, repeat)):
             try:
@@ -476,16 +514,20 @@ def run(quick: bool = False, speeds=tuple(SPEEDS)) -> dict:
     before = os.sched_getaffinity(0)
     cpulimit.pin_generators()
     by_speed: dict[str, dict] = {}
-    try:
-        for name in speeds:
-            if SPEEDS[name] is not None and why_not:
-                by_speed[name] = {"skipped": why_not}
-                continue
-            by_speed[name] = measure(SPEEDS[name], name, quick)
-    finally:
-        os.sched_setaffinity(0, before)
+    rev = os.environ.get("COMPANION_BENCH_START_BASELINE", START_BASELINE)
+    with tempfile.TemporaryDirectory(prefix="bench-pi-baseline-") as tmp:
+        baseline = baseline_tree(rev, Path(tmp)) if rev else None
+        try:
+            for name in speeds:
+                if SPEEDS[name] is not None and why_not:
+                    by_speed[name] = {"skipped": why_not}
+                    continue
+                by_speed[name] = measure(SPEEDS[name], name, quick, baseline)
+        finally:
+            os.sched_setaffinity(0, before)
     report: dict = {"what": "the companion throttled by a CPU cgroup (1/4, 1/8 of one core) beside the same "
-                            "figures unthrottled; load generators outside the cgroup",
+                            "figures unthrottled; load generators outside the cgroup; *_baseline: the start "
+                            f"of revision {rev or '(none)'} in the same run",
                     "cpu_under_test": cpulimit.cpus()[0], "cpu_generators": cpulimit.cpus()[1]}
     figures = []
     for values in by_speed.values():
