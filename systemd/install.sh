@@ -60,9 +60,13 @@ set_i2c_speed
 
 install -m 0644 "$repo/systemd/companion.service" /etc/systemd/system/companion.service
 install -m 0644 "$repo/systemd/companion-wifi.service" /etc/systemd/system/companion-wifi.service
+install -m 0644 "$repo/systemd/companion-splash.service" /etc/systemd/system/companion-splash.service
+# The panel's bus as a device node from the start of the boot (the splash, then the box).
+echo i2c-dev > /etc/modules-load.d/companion.conf
 [ -f /etc/default/companion ] || printf '# COMPANION_PIN=1234\n# COMPANION_LANG=fr\n' > /etc/default/companion
 systemctl daemon-reload
 systemctl enable companion.service
+systemctl enable companion-splash.service   # "Starting…" on the panel early in the boot
 systemctl restart companion.service      # restart, not start: an upgrade runs the new code
 systemctl enable companion-wifi.service  # the box's own Wi-Fi when no known network comes (wifi setting)
 systemctl restart companion-wifi.service

@@ -86,3 +86,28 @@ def test_exposure_is_at_most_3_and_the_box_keeps_its_devices(tmp_path):
                                      r"Lock|RemoveIPC|UMask|AmbientCap)", l))
     unit.write_text(bare)
     assert security_score(unit) > 3.0
+
+
+SPLASH = UNIT.with_name("companion-splash.service")
+
+
+def test_the_splash_runs_early_on_the_standard_library_alone():
+    cp = configparser.ConfigParser(strict=False, interpolation=None)
+    cp.optionxform = str
+    cp.read(SPLASH)
+    assert cp["Unit"]["DefaultDependencies"] == "no"
+    assert "companion.service" in cp["Unit"]["Before"]
+    start = cp["Service"]["ExecStart"].split()
+    # the system's python3, isolated: nothing of the companion's environment
+    assert start[:2] == ["/usr/bin/python3", "-I"] and start[2].endswith("/hardware/splash.py")
+    assert "DeviceAllow=char-i2c rw" in SPLASH.read_text()
+
+
+@pytest.mark.skipif(not shutil.which("systemd-analyze"), reason="systemd-analyze is not installed")
+def test_systemd_analyze_verify_of_the_splash_is_clean(tmp_path):
+    script = Path(__file__).resolve().parents[1] / "hardware" / "splash.py"
+    unit = tmp_path / "companion-splash.service"
+    unit.write_text(SPLASH.read_text().replace("/opt/companion/src/hardware/splash.py", str(script)))
+    run = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True, timeout=60)
+    problems = [l for l in (run.stdout + run.stderr).splitlines() if "companion-splash.service" in l]
+    assert run.returncode == 0 and not problems, run.stdout + run.stderr
