@@ -98,7 +98,7 @@ _table: dict[str, str] | None = None
 _table_lock = threading.Lock()
 
 
-def _build() -> dict[str, str]:
+def _build(data: dict) -> dict[str, str]:
     """Each confusable character -> its prototype (the form every member of
     its group maps to), from the package's copy of Unicode's confusables.txt.
     The package keeps the pairs both ways; each group is a star around its
@@ -109,7 +109,7 @@ def _build() -> dict[str, str]:
         return text.replace("\u200e", "").replace("\u200f", "")
 
     pairs: dict[str, set[str]] = {}
-    for char, entries in _confusables().items():
+    for char, entries in data.items():
         pairs.setdefault(bare(char), set()).update(bare(e["c"]) for e in entries)
     table: dict[str, str] = {}
     for char, others in pairs.items():
@@ -123,18 +123,56 @@ def _build() -> dict[str, str]:
     return table
 
 
-def _confusables() -> dict:
-    """The package's ``confusables.json``, read straight from its folder:
-    the package's own loader module imports ``urllib.request`` (and with it
+def _confusables_file() -> Path:
+    """The package's ``confusables.json``, found without importing the
+    package's loader module, which imports ``urllib.request`` (and with it
     http, email and ssl: ~0.1 s here, about 1 s on a Pi Zero 2 W) for a
     download function we never call."""
     import importlib.util
-    import json
 
     spec = importlib.util.find_spec("confusable_homoglyphs")
-    folder = Path(next(iter(spec.submodule_search_locations)))
-    with open(folder / "confusables.json", encoding="utf-8") as file:
+    return Path(next(iter(spec.submodule_search_locations))) / "confusables.json"
+
+
+def _confusables(source: Path) -> dict:
+    import json
+
+    with open(source, encoding="utf-8") as file:
         return json.load(file)
+
+
+def _cached() -> dict[str, str]:
+    """The table, kept in the companion's cache folder once built.  Unicode's
+    data is 0.9 MB of JSON whose parse holds the interpreter for its whole
+    length (~80 ms of CPU here, most of a second on a Pi Zero, seconds in an
+    emulator): the box's serving loop and its buttons must not wait for it
+    at every start, so only the first start after an install parses it; the
+    kept table (90 kB) loads in a few milliseconds.  Keyed on the data file's
+    size and time: a new version of the package builds it again."""
+    import json
+    import os
+
+    from .i18n import cache_dir
+
+    source = _confusables_file()
+    stat = source.stat()
+    kept = cache_dir() / f"lookalikes-{stat.st_size}-{int(stat.st_mtime)}.json"
+    try:
+        with open(kept, encoding="utf-8") as file:
+            table = json.load(file)
+        if isinstance(table, dict):
+            return table
+    except (OSError, ValueError):
+        pass
+    table = _build(_confusables(source))
+    try:
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        part = kept.with_name(kept.name + f".{os.getpid()}.part")
+        part.write_text(json.dumps(table, ensure_ascii=False), encoding="utf-8")
+        os.replace(part, kept)
+    except OSError:
+        pass                            # a read-only cache: built again next time
+    return table
 
 
 def _mapping() -> dict[str, str]:
@@ -142,7 +180,7 @@ def _mapping() -> dict[str, str]:
     if _table is None:
         with _table_lock:
             if _table is None:
-                _table = _build()
+                _table = _cached()
     return _table
 
 

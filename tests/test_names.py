@@ -193,3 +193,19 @@ def test_a_roster_player_is_never_refused_for_an_older_look_alike_entry(session)
     session.submit(scoreboard("Ann", CYRILLIC_BEN))
     with pytest.raises(InvalidActionError):
         session.submit(scoreboard("Ann", "BEN", CYRILLIC_BEN))        # but not both at one table
+
+
+def test_the_lookalike_table_is_kept_and_a_damaged_copy_is_built_again(tmp_path, monkeypatch):
+    """The first start parses Unicode's data (0.9 MB) and keeps the table in
+    the cache folder; later starts read the kept table, which is the same;
+    a damaged kept file is built again, never trusted."""
+    from companion import names
+
+    monkeypatch.setenv("CACHE_DIRECTORY", str(tmp_path))
+    built = names._build(names._confusables(names._confusables_file()))
+    assert names._cached() == built
+    (kept,) = tmp_path.glob("lookalikes-*.json")
+    assert names._cached() == built             # read back from the kept file
+    kept.write_text('["not a table"')
+    assert names._cached() == built
+    assert kept.read_text().startswith("{")
