@@ -201,11 +201,11 @@ def encoded(payload: dict) -> str:
     return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
 
 
-def link(payload: dict, limit: int = MAX_LINK) -> str:
+def link(payload: dict, limit: int | None = None) -> str:
     """BG Stats' ``createPlay`` link carrying ``payload``; raises
-    :class:`TooLong` rather than cut a play."""
+    :class:`TooLong` (over ``limit``, else :data:`MAX_LINK`) rather than cut a play."""
     url = f"{CREATE_PLAY}?data={quote(encoded(payload), safe='')}"
-    if len(url) > limit:
+    if len(url) > (MAX_LINK if limit is None else limit):
         raise TooLong(len(url))
     return url
 
