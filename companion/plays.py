@@ -23,7 +23,8 @@ Field by field (docs/api.md, "Plays for BG Stats and spreadsheets"):
 * ``location`` the table's name (setting ``name``, the name it has on the network);
 * ``game``: ``name`` the English title (the same whatever the phone's
   language, so BG Stats matches it once), or the name the table gave a free
-  scoreboard game; ``sourceGameId`` the game's id; ``bggId`` only where a
+  scoreboard game; ``sourceGameId`` the game's id (a named scoreboard game:
+  its BoardGameGeek number or its name); ``bggId`` only where a
   BoardGameGeek id is known (:data:`BGG_IDS`, or the free scoreboard's own);
   ``highestWins`` true (every game here is won on the highest score, FIGHT?'s
   last player holding coins holds them all); ``noPoints`` false;
@@ -109,16 +110,20 @@ def utc_text(ts: float) -> str:
     return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
 
 
-def game_name(facts: PlayFacts) -> tuple[str, int | None]:
-    """The play's game name and BoardGameGeek id: the free scoreboard's own
-    name and id when the table gave one at its start (options ``name`` and
-    ``bgg_id``), else the game's English title and :data:`BGG_IDS`."""
+def game_name(facts: PlayFacts) -> tuple[str, str, int | None]:
+    """The play's game: its name, ``sourceGameId`` and BoardGameGeek id.
+    A free scoreboard game the table named at its start (options ``name``
+    and ``bgg_id``) is that game, by its BoardGameGeek number or else by its
+    name's identity (so each named game is matched once in BG Stats, apart
+    from the others); every other game is its English title, by its id."""
     options = facts.first.get("options") if isinstance(facts.first.get("options"), dict) else {}
     named = options.get("name") if facts.game == "scoreboard" else None
     if isinstance(named, str) and named.strip():
         bgg = options.get("bgg_id")
-        return named.strip(), bgg if isinstance(bgg, int) and not isinstance(bgg, bool) and bgg > 0 else None
-    return TITLES.get(facts.game, facts.game), BGG_IDS.get(facts.game)
+        bgg = bgg if isinstance(bgg, int) and not isinstance(bgg, bool) and bgg > 0 else None
+        source = f"scoreboard-bgg-{bgg}" if bgg is not None else "scoreboard-" + player_key(named)
+        return named.strip(), source, bgg
+    return TITLES.get(facts.game, facts.game), facts.game, BGG_IDS.get(facts.game)
 
 
 def start_seat(facts: PlayFacts) -> int | None:
@@ -162,9 +167,9 @@ def source_player_id(facts: PlayFacts, seat: int) -> str:
 def play(facts: PlayFacts) -> dict:
     """The BG Stats push payload of a finished game."""
     scores = match_scores({"game": facts.game, **facts.final})
-    name, bgg = game_name(facts)
+    name, source, bgg = game_name(facts)
     first = start_seat(facts)
-    board = {"name": name, "sourceGameId": facts.game}
+    board = {"name": name, "sourceGameId": source}
     if bgg is not None:
         board["bggId"] = bgg
     board.update(highestWins=True, noPoints=False)

@@ -311,3 +311,33 @@ def test_the_reader_refuses_what_bg_stats_does_not_describe(change):
     change(play)
     with pytest.raises(Invalid):
         read_play(play)
+
+
+# -- a free scoreboard game named by the table ---------------------------------------------
+
+def named_scoreboard(**options) -> list[dict]:
+    return [{"type": "new_game", "game": "scoreboard", "players": ["Chloé", "Zoë"],
+             "options": {"target": 10, **options}},
+            {"type": "add", "seat": 1, "points": 11}]
+
+
+def test_a_scoreboard_game_named_at_its_start_is_that_game_in_bg_stats(table):
+    with_id = table.play(*named_scoreboard(name="Carcassonne", bgg_id=822))
+    by_name = table.play(*named_scoreboard(name="Les Aventuriers du Rail"))
+    plain = table.play(*named_scoreboard())
+    found = {gid: read_link(page_link(table, f"/history/{gid}")[0]) for gid in (with_id, by_name, plain)}
+    assert (found[with_id].game, found[with_id].bgg) == ("Carcassonne", 822)
+    assert (found[by_name].game, found[by_name].bgg) == ("Les Aventuriers du Rail", None)
+    assert (found[plain].game, found[plain].bgg) == ("Scoreboard", None)
+    raw = [json.loads(line) for line in table.client.get("/api/history/plays.jsonl").data.splitlines()]
+    ids = [p["game"]["sourceGameId"] for p in raw]
+    assert len(set(ids)) == 3, ids                  # each named game is a game of its own in BG Stats
+    assert read_csv(table.client.get("/api/history/plays.csv").data)[str(with_id)][0]["game"] == "Carcassonne"
+
+
+@pytest.mark.parametrize("options", [{"name": " "}, {"name": "a\u202eb"}, {"name": "x" * 61},
+                                     {"bgg_id": 0}, {"bgg_id": "822"}, {"bgg_id": 1.5}])
+def test_a_bad_name_or_id_is_refused_with_one_line(table, options):
+    r = table.client.post("/api/actions", json=named_scoreboard(**options)[0], headers=pin_headers())
+    assert r.status_code == 400 and "\n" not in r.json["error"]
+    assert "name'" in r.json["error"] or "'bgg_id'" in r.json["error"], r.json
