@@ -341,3 +341,54 @@ def test_a_bad_name_or_id_is_refused_with_one_line(table, options):
     r = table.client.post("/api/actions", json=named_scoreboard(**options)[0], headers=pin_headers())
     assert r.status_code == 400 and "\n" not in r.json["error"]
     assert "name'" in r.json["error"] or "'bgg_id'" in r.json["error"], r.json
+
+
+# -- every game, played at random to its end ----------------------------------------------------
+
+@pytest.mark.parametrize("game", ["third-man", "costly-tricks", "fight", "yenta", "diabolo", "scoreboard"])
+def test_every_game_finished_at_random_reads_back_as_its_result(game, tmp_path):
+    import random
+
+    from browser_pages import GAMES as SHAPES
+    from companion import plays
+    from companion.exports import import_log
+    from companion.store import Store
+    from test_fuzz_games import plausible
+
+    n, options, _wanted, _enough = SHAPES[game]
+    options = {"scoreboard": {"target": 60}, "third-man": {"tokens_to_win": 1}, "costly-tricks": {"hands_to_win": 1},
+               "fight": {"coins": {"5": 1, "1": 2}}, "yenta": {"target": 30}}.get(game, options)
+    n = 2 if game == "fight" else n
+    store = Store(tmp_path / game)
+    try:
+        finished = 0
+        for seed in range(3):
+            rng = random.Random(seed)
+            t = Timeline()
+            t.apply({"type": "new_game", "game": game, "players": NAMES[:2] + [f"P{i}" for i in range(n - 2)],
+                     "options": options})
+            for _ in range(2000):
+                if t.public()["finished"]:
+                    break
+                action = plausible(game, t, rng)
+                if action.get("type") in ("undo", "new_game"):
+                    continue
+                try:
+                    t.apply(action)
+                except Exception:
+                    pass
+            if t.public()["finished"]:
+                finished += 1
+                import_log(store, [dump_action(a) for a in t.log])
+        facts = plays.store_facts(store, "Café des Jeux")
+        assert len(facts) == finished
+        for fact in facts:
+            play = read_link(plays.link(plays.play(fact)))
+            record = store.game(fact.id)
+            assert play.winners == [record.players[s] for s in record.winner]
+            assert play.location == "Café des Jeux" and play.minutes is None      # imported: no times
+            assert all((r == 1) == (p in play.winners) for p, r in zip(play.players, play.ranks))
+    finally:
+        store.close()
+    if not finished:
+        pytest.skip(f"no random {game} game reached its end")
