@@ -20,6 +20,10 @@ of them unfinished), in the same process and the same run:
   nothing changed (kept by the store's generation); ``players_ms`` —
   ``GET /api/players`` (the roster with each player's game count: linear
   in the seats), for comparison;
+* ``plays_cold_ms`` — ``GET /api/history/plays.jsonl`` (every finished
+  game as a BG Stats play) once after a change, ``plays_ms`` again (the
+  plays' facts kept by the store's generation), ``plays_locked_ms`` — the
+  part of it that holds the session's lock (reading the rows);
 * ``state_ms`` — the baseline: ``GET /api/state`` in the same app;
 * ``replay_per_game_ms`` — what a listing used to pay per game (one
   replay), and ``old_listing_estimate_s`` — that times the games.
@@ -108,7 +112,14 @@ def measure(games: int, runs: int) -> dict:
                 "stats_ms": _median_ms(client, "/api/stats", runs),
                 "players_ms": _median_ms(client, "/api/players", max(3, runs // 4)),
                 "state_ms": _median_ms(client, "/api/state", runs),
+                # Every finished game as BG Stats plays: once after a change, then kept.
+                "plays_cold_ms": _median_ms(client, "/api/history/plays.jsonl", 1),
+                "plays_ms": _median_ms(client, "/api/history/plays.jsonl", max(3, runs // 4)),
             }
+            from companion.plays import store_rows
+            began = time.perf_counter()
+            store_rows(store)          # the part of an export that holds the session's lock
+            out["plays_locked_ms"] = round((time.perf_counter() - began) * 1000, 3)
             out["first_page_per_game_ms"] = round(out["list_first_page_ms"] / max(1, listed), 4)
             sample = [g.id for g in store.games()[:20]]
             began = time.perf_counter()
@@ -130,7 +141,8 @@ def run(quick: bool = False) -> dict:
     ratio = round(large["first_page_per_game_ms"] / max(small["first_page_per_game_ms"], 1e-6), 2)
     print(f"{'figure':<26}{'10 games':>12}{'10,000 games':>16}")
     for key in ("list_first_page_ms", "first_page_per_game_ms", "list_last_page_ms", "list_player_ms",
-                "page_html_ms", "stats_cold_ms", "stats_ms", "players_ms", "state_ms", "replay_per_game_ms",
+                "page_html_ms", "stats_cold_ms", "stats_ms", "players_ms", "state_ms", "plays_cold_ms",
+                "plays_ms", "plays_locked_ms", "replay_per_game_ms",
                 "old_listing_estimate_s", "fill_s"):
         print(f"{key:<26}{small[key]:>12}{large[key]:>16}")
     print(f"per game listed, first page at 10,000 / at 10: {ratio} (target < 2)")

@@ -2,6 +2,8 @@
 
     companion replay FILE          fold a game log (FILE or -) and print its public state
     companion export GAME          print a stored game as a replayable JSON Lines log
+    companion export --format bgstats|csv [--from D] [--to D] [GAME]
+                                   finished games as BG Stats plays or CSV rows
     companion games                list stored games, newest first
     companion run [--mock] ...     run the appliance (buttons, screen, web)
     companion solve fight ...      solve FIGHT? for two players
@@ -41,8 +43,15 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("file", help=_("a JSON Lines game log, or - for standard input"))
 
     e = sub.add_parser("export", help=_("print a stored game as a JSON Lines log"))
-    e.add_argument("game", help=_("the game number (see 'companion games'), or 'current'"))
+    e.add_argument("game", nargs="?", help=_("the game number (see 'companion games'), or 'current'"))
     e.add_argument("--data", help=_("the data folder"))
+    e.add_argument("--format", choices=["log", "bgstats", "csv"], default="log",
+                   help=_("log: the game's replayable log (the default); bgstats: every finished game as "
+                          "BG Stats plays, one per line; csv: one row per player per finished game"))
+    e.add_argument("--from", dest="since", metavar="YYYY-MM-DD",
+                   help=_("bgstats and csv: only games played on or after this day"))
+    e.add_argument("--to", dest="until", metavar="YYYY-MM-DD",
+                   help=_("bgstats and csv: only games played on or before this day"))
 
     i = sub.add_parser("import", help=_("check a JSON Lines game log like 'replay' and store it as a new game"))
     i.add_argument("file", help=_("a JSON Lines game log, or - for standard input"))
@@ -133,6 +142,12 @@ def _store(args):
 
 
 def cmd_export(args) -> int:
+    if args.format != "log":
+        return _export_plays(args)
+    if args.game is None:
+        print(_("companion: export needs a game number (see 'companion games'), or --format bgstats|csv"),
+              file=sys.stderr)
+        return 2
     store = _store(args)
     if args.game == "current":
         record = store.latest_unfinished() or (store.games() or [None])[0]
@@ -150,6 +165,46 @@ def cmd_export(args) -> int:
         # A name with a terminal escape stays a name: shown as \u001b, which
         # is the same character to a JSON reader (tabs between tokens stay).
         sys.stdout.write(visible(line, keep="\t") + "\n")
+    return 0
+
+
+def _export_plays(args) -> int:
+    """Finished games as BG Stats plays (JSON Lines) or CSV rows (companion/plays.py);
+    GAME: that one game only."""
+    from datetime import date
+
+    from . import plays
+
+    days = []
+    for flag, text in (("--from", args.since), ("--to", args.until)):
+        try:
+            days.append(date.fromisoformat(text) if text else None)
+            if text and len(text) != 10:
+                raise ValueError(text)
+        except ValueError:
+            print(_("companion: {flag} must be a date written YYYY-MM-DD, got '{value}'", flag=flag,
+                    value=visible(text[:24])), file=sys.stderr)
+            return 2
+    data_dir = Path(args.data) if args.data else cfg.default_data_dir()
+    table = str(cfg.load(data_dir, getattr(args, "config", None)).get("name") or "")
+    store = _store(args)
+    ids = None
+    if args.game is not None:
+        number = int(args.game) if args.game.isascii() and args.game.isdigit() and len(args.game) < 19 else None
+        record = store.game(number) if number is not None else None
+        if record is None or not record.finished:
+            message = (_("companion: game {game} is not finished: it is no play yet", game=args.game) if record
+                       else _("companion: no stored game '{game}' (see 'companion games')", game=visible(args.game)))
+            print(message, file=sys.stderr)
+            return 1
+        ids = {number}
+    found = [f for f in plays.store_facts(store, table, ids) if plays.within(f, *days)]
+    if args.format == "bgstats":
+        # A name with a terminal escape stays a name (shown as \u001b, the same to a JSON reader).
+        sys.stdout.write("".join(visible(plays.encoded(plays.play(f))) + "\n" for f in found))
+    else:
+        sys.stdout.buffer.write(plays.csv_text([(f.id, plays.play(f)) for f in found]).encode("utf-8"))
+    sys.stdout.flush()
     return 0
 
 

@@ -569,6 +569,12 @@ class Store:
         rows = self.db.execute("SELECT at FROM actions WHERE game_id=? ORDER BY seq", (game_id,))
         return [r[0] for r in rows]
 
+    def first_lines(self, ids) -> dict[int, str]:
+        """The first line (``new_game``) of each of the games ``ids``."""
+        ids = list(ids)
+        rows = self.db.execute(f"SELECT game_id, line FROM actions WHERE seq=1 AND game_id IN ({_marks(ids)})", ids)
+        return dict(rows.fetchall())
+
     def games(self, game: str | None = None, player: str | None = None) -> list[GameRecord]:
         """Stored games, newest first."""
         rows = self.db.execute(_RECORDS + " ORDER BY g.updated DESC, g.id DESC").fetchall()

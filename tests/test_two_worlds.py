@@ -124,6 +124,25 @@ def test_scoreboard_secret_rounds_and_wrong_pins(pair):
     assert pair.compared > 50 and not pair.parted
 
 
+def test_a_game_over_with_a_secret_round_under_way_goes_to_bg_stats_alike(pair):
+    """The BG Stats link, the plays files and the panel's game-page code of a
+    game that ended while a secret round was under way: the same bytes."""
+    pair.act({**SCOREBOARD, "options": {"target": 10}})
+    pair.act({"type": "secret", "seat": 0, "value": 5}, {"type": "secret", "seat": 0, "value": 99}, WITH_PIN)
+    pair.act({"type": "add", "seat": 1, "points": 12})           # the game ends; seat 0's number stays unseen
+    assert pair.a.session.public()["finished"] and pair._differing() == {0}
+    pair.look_around()
+    from hardware.ui.menus import MainMenu
+    pair.press("back")                                            # the menu, then its Game page row
+    rows = [label for label, _right in MainMenu(pair.a.box.app).rows()]
+    for _ in range(rows.index("Game page (QR code)")):
+        pair.press("down")
+    pair.press("ok")
+    assert type(pair.a.box.app.layers[-1]).__name__ == "GamePageScreen"
+    pair.look_around()
+    assert pair.compared > 50 and not pair.parted
+
+
 # -- random tables ----------------------------------------------------------------------------
 
 KEYS = ("up", "down", "ok", "back")

@@ -177,6 +177,8 @@ class Pair:
                          f"/api/history/{game_id}/export.jsonl", f"/api/history/{game_id}/export.csv"):
                 self.read("GET", path)
             self.read("GET", f"/api/history/{game_id}/export.jsonl", WITH_PIN)
+        for path in ("/api/history/plays.jsonl", "/api/history/plays.csv"):    # BG Stats, spreadsheets
+            self.read("GET", path)
         self.read("GET", "/api/history/current")
         self.read("GET", "/dev")                             # the box's own page: refused to a phone
         for world in (self.a, self.b):

@@ -604,16 +604,21 @@ def history_page():
     page = _games_page(start, len(games), total, game, player)
     if page["next"]:
         page["next"] = "/history?" + page["next"].partition("?")[2]
+    from .plays import links          # "Add to BG Stats" on each finished game, in the HTML
     return _page("history.html", "history", games=games, game=game, player=player, names=names,
-                 game_ids=[(g, _title(g, language)) for g in _game_ids()], games_page=page)
+                 game_ids=[(g, _title(g, language)) for g in _game_ids()], games_page=page,
+                 bgstats=links(records))
 
 
 @bp.get("/history/<int:game_id>")
 def history_game_page(game_id: int):
     detail = _detail(game_id, request_language())
     detail["steps"] = [json.loads(step) for step in detail["steps"]]
+    from .plays import links          # "Add to BG Stats", in the HTML: no script needed
+    record = _record(game_id)
     return _page("history_game.html", "history-game", boot={"detail": detail},
-                 detail=detail, record=detail["record"], state=detail["state"])
+                 detail=detail, record=detail["record"], state=detail["state"],
+                 bgstats=links([record]).get(game_id))
 
 
 @bp.get("/stats")

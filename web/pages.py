@@ -122,6 +122,7 @@ JS_TEXTS = [
     N_("Examples"), N_("not valid JSON: {detail}"), N_("'{name}' is not valid JSON"),
     N_("Current game: {title}"), N_("Tokens to win"), N_("First lead"), N_("Hands to win"),
     N_("First player"), N_("Target score"), N_("First dealer"),
+    N_("Game name (for BG Stats)"), N_("BoardGameGeek id"),
     # control: the entry panels (web/static/entry*.js)
     N_("red"), N_("blue"), N_("black"), N_("green"), N_("yellow"), N_("purple"),
     N_("Trick entered."), N_("Hand entered."), N_("Enter the trick"), N_("Clear the trick"),

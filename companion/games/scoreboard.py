@@ -12,12 +12,24 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Mapping
 
-from ..errors import IllegalActionError
-from ..fields import Int, Seat
+from ..errors import IllegalActionError, InvalidActionError
+from ..fields import Int, Seat, Str
 from ..i18n import N_
+from ..text import unsafe_char
 from .base import Game, Move
 
 BIG = 10**9  # scores and secrets are whole numbers within ±BIG
+NAME_MAX = 60   # characters of the name the table gives the game it scores
+
+
+def _shown_name(value: str, name: str, ctx) -> None:
+    """The game's name is shown (history, BG Stats): not blank, nothing a screen would obey."""
+    if not value.strip():
+        raise InvalidActionError(N_("'{name}' must not be blank"), name=name)
+    found = unsafe_char(value)
+    if found:
+        raise InvalidActionError(N_("'{where}' holds the character {char}: names and labels must not "
+                                    "hold control or text-direction characters"), where=name, char=found)
 
 
 @dataclass(frozen=True)
@@ -77,6 +89,10 @@ class Scoreboard(Game):
     options = {
         "tokens_to_win": Int(1, 1000, required=False),
         "target": Int(-BIG, BIG, required=False),
+        # The game the scoreboard keeps, as the table names it, and its
+        # BoardGameGeek number: kept in the log for the plays (companion/plays.py).
+        "name": Str(NAME_MAX, required=False, check=_shown_name),
+        "bgg_id": Int(1, 99_999_999, required=False),
     }
     moves = {
         "add": Move({"seat": Seat(), "points": Int(-BIG, BIG)}, add),

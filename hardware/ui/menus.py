@@ -2,8 +2,8 @@
 
 BACK (short) opens the main menu from a game screen:
 
-    Back to game · New game · Undo last action · Phones (QR code) · Phone seats
-    · New PIN · Speak · Language
+    Back to game · New game · Undo last action · Phones (QR code) · Game page
+    (QR code, once the game is over) · Phone seats · New PIN · Speak · Language
 
 Speak turns the box's voice on or off (hardware/voice.py: reveals, round
 ends and the winner said aloud by espeak-ng), kept as ``speak`` in
@@ -127,6 +127,9 @@ class MainMenu(ListLayer):
         if self.app.has_game():
             items.append((_("Undo last action"), "", lambda: self.app.push(UndoConfirm(self.app))))
         items.append((_("Phones (QR code)"), "", lambda: self.app.push(JoinScreen(self.app))))
+        from .game_page import GamePageScreen, offered
+        if offered(self.app):           # a finished game: its page (and "Add to BG Stats") in one scan
+            items.append((_("Game page (QR code)"), "", lambda: self.app.push(GamePageScreen(self.app))))
         if self.app.has_game():
             items.append((_("Phone seats"), "\u25b8", lambda: self.app.push(ClaimsMenu(self.app))))
         if self.app.join is not None:

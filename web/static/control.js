@@ -18,7 +18,8 @@
   // Option names as the box's menus say them.
   var OPTION_LABELS = {
     tokens_to_win: "Tokens to win", first_lead: "First lead", hands_to_win: "Hands to win",
-    coins: "Coins", first: "First player", target: "Target score", first_dealer: "First dealer"
+    coins: "Coins", first: "First player", target: "Target score", first_dealer: "First dealer",
+    name: "Game name (for BG Stats)", bgg_id: "BoardGameGeek id"
   };
 
   // One example per action of each game, for the JSON form.
