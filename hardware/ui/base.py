@@ -112,6 +112,12 @@ class Controller:
         """Whether the screen up now must stay off the web mirror."""
         return self.private or getattr(self, "mode", None) in self.PRIVATE_MODES
 
+    def long_lived(self) -> bool:
+        """Whether the screen up now may stay up long (the board, a result
+        waiting): the panel then moves it by a pixel now and then
+        (hardware/panel_care.py).  A seat's private pick is short."""
+        return not self.is_private()
+
     def public_frame(self, c: Canvas, public: dict) -> None:
         """What the mirror shows while :meth:`is_private`: the controller's
         ``pass`` screen drawn on a mirror canvas (``c.mirror``), where
