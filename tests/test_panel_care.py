@@ -235,3 +235,10 @@ def test_a_frame_that_fills_the_panel_does_not_move():
     care.long_lived(True)
     care.step = 1
     assert care.place(c) == (0, 0) and c.image.tobytes() == before
+
+
+def test_at_rest_the_box_thread_waits_for_the_panel_s_next_step_only(make_box):
+    box, clock = care_box(make_box, dim_s=60, sleep_s=120)
+    box.press("ok")                                          # the menu: nothing moves on it
+    assert box.app.next_deadline() is None and box.debouncer.next_deadline() is None
+    assert box.care.next_deadline() == clock.now + 60       # one timer, minutes away
