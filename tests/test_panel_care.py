@@ -242,3 +242,48 @@ def test_at_rest_the_box_thread_waits_for_the_panel_s_next_step_only(make_box):
     box.press("ok")                                          # the menu: nothing moves on it
     assert box.app.next_deadline() is None and box.debouncer.next_deadline() is None
     assert box.care.next_deadline() == clock.now + 60       # one timer, minutes away
+
+
+# -- brightness --------------------------------------------------------------------------------------
+
+def to_row(box, label: str) -> None:
+    menu = box.app.layers[-1]
+    for _ in range(len(menu.rows())):
+        if menu.rows()[menu.cursor][0] == label:
+            return
+        box.press("down")
+    raise AssertionError(f"no {label} row in {menu.rows()}")
+
+
+def test_brightness_steps_at_once_and_is_kept_for_the_next_start(make_box, session):
+    box, clock = care_box(make_box)
+    box.press("ok")                                          # the menu
+    to_row(box, "Brightness")
+    seen = []
+    for _ in range(3):
+        box.press("ok")
+        seen.append((box.app.config["panel_brightness"], box.screen.contrast))
+    assert seen == [("high", 0xFF), ("low", 0x10), ("medium", 0x60)]
+    box.press("down")
+    box.press("up")
+    box.press("ok")                                          # high, again
+    assert "Brightness" in box.frame.texts and "high" in box.frame.texts
+    kept = cfg.load(session.store.dir)
+    assert kept["panel_brightness"] == "high"
+    assert pc.PanelCare(kept, FakeClock()).contrast() == 0xFF
+
+
+def test_brightness_is_said_in_french(make_box, session):
+    box, clock = care_box(make_box, language="fr")
+    box.press("ok")
+    to_row(box, "Brightness")                                # (this thread speaks English)
+    assert "Luminosité" in box.frame.texts and "moyenne" in box.frame.texts
+    box.press("ok")
+    assert "forte" in box.frame.texts
+
+
+def test_a_dimmed_panel_stays_dim_whatever_the_brightness(make_box):
+    box, clock = care_box(make_box, panel_brightness="low")
+    assert box.screen.contrast == 0x10
+    later(box, clock, 61)
+    assert box.screen.contrast == pc.DIM_CONTRAST < 0x10

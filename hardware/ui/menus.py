@@ -3,7 +3,7 @@
 BACK (short) opens the main menu from a game screen:
 
     Back to game · New game · Undo last action · Phones (QR code) · Phone seats
-    · New PIN · Speak · Language
+    · New PIN · Brightness · Speak · Language
 
 Speak turns the box's voice on or off (hardware/voice.py: reveals, round
 ends and the winner said aloud by espeak-ng), kept as ``speak`` in
@@ -131,6 +131,8 @@ class MainMenu(ListLayer):
             items.append((_("Phone seats"), "\u25b8", lambda: self.app.push(ClaimsMenu(self.app))))
         if self.app.join is not None:
             items.append((_("New PIN"), "", lambda: self.app.push(NewPinConfirm(self.app))))
+        from .brightness import entry as brightness_entry
+        items.append(brightness_entry(self.app))
         speak = self.app.config.get("speak") is True
         items.append((_("Speak"), _("on") if speak else _("off"), lambda: switch_speak(self.app, not speak)))
         if getattr(self.app, "hub", None) is not None:
