@@ -392,7 +392,8 @@ class Box:
             deadlines.append(time.monotonic() + care - self.care.clock())
         if not deadlines:
             return None                      # sleep until something happens
-        return max(0.0, min(deadlines) - time.monotonic())
+        # A deadline years away (panel_dim_s = 1e300) must not overflow the wait.
+        return min(max(0.0, min(deadlines) - time.monotonic()), threading.TIMEOUT_MAX / 2)
 
     def _handle(self, item, holds: list[str]) -> None:
         kind = item[0]

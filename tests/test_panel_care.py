@@ -287,3 +287,11 @@ def test_a_dimmed_panel_stays_dim_whatever_the_brightness(make_box):
     assert box.screen.contrast == 0x10
     later(box, clock, 61)
     assert box.screen.contrast == pc.DIM_CONTRAST < 0x10
+
+
+def test_a_delay_of_ages_keeps_the_box_alive(make_box):
+    box, clock = care_box(make_box, dim_s=1e300, sleep_s=0)
+    box.press("ok")                                          # the worker still answers
+    assert "Menu" in box.frame.texts
+    later(box, clock, 1e6)
+    assert box.care.state == pc.LIT
