@@ -426,7 +426,7 @@ class NewPinConfirm(Layer):
         for i, line in enumerate(d.wrap(text, d.SMALL, d.WIDTH - 2)[:2]):
             c.center(14 + i * 11, line, d.SMALL)
         c.center(37, _("OK: new PIN"), d.STRONG)
-        c.center(52, _("BACK: keep it"), d.SMALL)
+        c.footer(_("BACK: keep it"))            # the hint row: its descenders clear of the last one
 
 
 class JoinScreen(Layer):
