@@ -295,3 +295,30 @@ def test_a_delay_of_ages_keeps_the_box_alive(make_box):
     assert "Menu" in box.frame.texts
     later(box, clock, 1e6)
     assert box.care.state == pc.LIT
+
+
+# -- the mock box's web page ---------------------------------------------------------------------------
+
+def test_dev_oled_png_is_black_while_the_panel_sleeps_and_a_dev_press_wakes_it(make_box, session):
+    from test_web_support import make_app
+
+    box, clock = care_box(make_box)
+    app = make_app(session, box=box, mock=True, url="http://192.168.1.20:8000/")
+    client = app.test_client()
+    try:
+        def png(path):
+            from io import BytesIO
+
+            from PIL import Image
+            r = client.get(path + "?scale=1")
+            assert r.status_code == 200
+            return Image.open(BytesIO(r.data)).convert("1")
+        assert png("/dev/oled.png").getbbox() is not None
+        later(box, clock, 121)
+        assert png("/dev/oled.png").getbbox() is None          # the panel as it is: off
+        assert png("/oled.png").getbbox() is not None          # the phones' mirror: the table
+        r = client.post("/dev/buttons/ok/press", headers={"Origin": "http://localhost", "Sec-Fetch-Site": "same-origin"})
+        assert r.status_code < 300
+        assert png("/dev/oled.png").getbbox() is not None and box.app.layers == []   # woken; no menu
+    finally:
+        app.extensions["companion"].close()
