@@ -8,7 +8,8 @@ queue fed by
 * :meth:`Box.show_join` and the display retry thread,
 
 and wakes up early only for its own deadlines (the end of a debounce
-window, a long press, a message or a reveal that goes by itself).  There is
+window, a long press, a message or a reveal that goes by itself, the
+panel's next dim, sleep or move: hardware/panel_care.py).  There is
 no polling loop: an idle box costs nothing.  After each item the worker
 draws the frame; a frame that differs from the last one gets a new version,
 goes to the panel and is announced to :meth:`subscribe_frames` callbacks.
