@@ -32,7 +32,8 @@ SUITES = ["bench_core", "bench_box", "bench_push", "bench_solver", "bench_idle",
           "bench_i2c",
           "bench_starve",   # issues 13, 21: a phone and the buttons under 20 addresses x 50 hostile connections
           "bench_history",  # issue 21: a history listing at 10 and at 10,000 stored games
-          "bench_hub"]      # issue 16: the club hub (skipped without PostgreSQL)
+          "bench_hub",      # issue 16: the club hub (skipped without PostgreSQL)
+          "bench_panel"]    # panel care: lit pixel-hours of an evening and an idle day, before and after
 
 
 def machine() -> dict:

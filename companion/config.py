@@ -2,7 +2,8 @@
 
 Settings come from, in order of strength: command-line flags, environment
 variables (``COMPANION_PIN``, ``COMPANION_DATA``, ``COMPANION_LANG``,
-``COMPANION_HUB_URL``, ``COMPANION_HUB_KEY``), the
+``COMPANION_HUB_URL``, ``COMPANION_HUB_KEY``, ``COMPANION_PANEL_DIM_S``,
+``COMPANION_PANEL_SLEEP_S``), the
 TOML file ``companion.toml`` in the data folder (or ``--config FILE``), and
 the defaults below.
 """
@@ -31,6 +32,11 @@ DEFAULTS = {
     # Only seed an empty roster of the table's players (companion/roster.py);
     # from then on the names typed on a phone (/control) are the box's list.
     "names": ["Ann", "Ben", "Chloé", "Dan", "Élodie", "François", "Zoë", "Łukasz"],
+    # The OLED dims, then sleeps, when nobody touches the table (seconds; 0:
+    # never; hardware/panel_care.py); its brightness: low, medium or high (Menu → Brightness).
+    "panel_dim_s": 600,
+    "panel_sleep_s": 1800,
+    "panel_brightness": "medium",
     "speak": False,              # the box says reveals, round ends and the winner (espeak-ng; Menu → Speak)
     "max_streams": 100,
     "threads": 0,                # 0: max_streams + 16
@@ -74,7 +80,7 @@ def load(data_dir: Path, path: str | None = None) -> dict:
         config["pin"] = os.environ["COMPANION_PIN"]
     if os.environ.get("COMPANION_LANG"):
         config["language"] = os.environ["COMPANION_LANG"]
-    for key in ("hub_url", "hub_key"):
+    for key in ("hub_url", "hub_key", "panel_dim_s", "panel_sleep_s"):
         if os.environ.get(f"COMPANION_{key.upper()}"):
             config[key] = os.environ[f"COMPANION_{key.upper()}"]
     return config

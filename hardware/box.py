@@ -8,7 +8,8 @@ queue fed by
 * :meth:`Box.show_join` and the display retry thread,
 
 and wakes up early only for its own deadlines (the end of a debounce
-window, a long press, a message or a reveal that goes by itself).  There is
+window, a long press, a message or a reveal that goes by itself, the
+panel's next dim, sleep or move: hardware/panel_care.py).  There is
 no polling loop: an idle box costs nothing.  After each item the worker
 draws the frame; a frame that differs from the last one gets a new version,
 goes to the panel and is announced to :meth:`subscribe_frames` callbacks.
@@ -45,6 +46,7 @@ from .buttons import HOLDABLE, Buttons, Debouncer, button_names, gpio_notice
 from .display import Screen, open_device, settings as display_settings, DisplayConfigError
 from .draw import HEIGHT, TITLE, WIDTH, Canvas
 from .outputs import Outputs
+from .panel_care import PanelCare
 
 log = logging.getLogger("hardware.box")
 
@@ -82,7 +84,7 @@ class Box:
     invites a press that no pin would see."""
 
     def __init__(self, session, config: dict, mock: bool = False, *, pin_factory=None, display_factory=None,
-                 pins_later: bool = False):
+                 pins_later: bool = False, clock=time.monotonic):
         self.session = session
         self.config = config
         self.mock = mock
@@ -110,6 +112,9 @@ class Box:
         self.mirror = self.frame          # what the web mirror shows (see the module's docstring)
         self.render_times: deque[float] = deque(maxlen=2000)   # seconds per frame drawn
         self.wakeups = 0                  # worker loop turns (stays still while idle)
+        # Dims, then sleeps, the panel when nobody touches the table
+        # (hardware/panel_care.py); ``clock`` is a fake one in tests.
+        self.care = PanelCare(config, clock)
 
         self.pin_factory = pin_factory
         stuck_s = config.get("stuck_s", STUCK_S)
@@ -383,12 +388,18 @@ class Box:
     def _timeout(self) -> float | None:
         app_deadline = self.app.next_deadline() if self.app is not None else None
         deadlines = [t for t in (self.debouncer.next_deadline(), app_deadline) if t is not None]
+        care = self.care.next_deadline()
+        if care is not None:                 # on the care's own clock
+            deadlines.append(time.monotonic() + care - self.care.clock())
         if not deadlines:
             return None                      # sleep until something happens
-        return max(0.0, min(deadlines) - time.monotonic())
+        # A deadline years away (panel_dim_s = 1e300) must not overflow the wait.
+        return min(max(0.0, min(deadlines) - time.monotonic()), threading.TIMEOUT_MAX / 2)
 
     def _handle(self, item, holds: list[str]) -> None:
         kind = item[0]
+        if kind in ("change", "hub", "join"):
+            self.care.wake()                 # a phone or the hub changed the table: show it
         if kind == "edge":
             _kind, name, pressed, at = item
             self._dispatch(self.debouncer.edge(name, pressed, at), holds)
@@ -434,10 +445,16 @@ class Box:
             self._dispatch(self.debouncer.due(now, self.buttons.level), holds)
         if self.app is not None:
             self.app.due(now)
+        self.care.due(self.care.clock())
         self._drain_inline()
 
     def _dispatch(self, events, holds: list[str]) -> None:
         for kind, name in events:
+            if kind in ("press", "hold") and self.care.wake():
+                # It woke a sleeping panel: the player could not see what it would do.
+                if kind == "hold":
+                    holds.append(name)
+                continue
             if kind == "press":
                 self.app.key(name)
             elif kind == "hold":
@@ -495,17 +512,24 @@ class Box:
         canvas = Canvas()
         if self.app is not None:
             self.app.draw(canvas)
+            self.care.long_lived(self.app.long_lived())
+            self.care.place(canvas)
         else:
             canvas.center(HEIGHT // 2 - 8, gettext(STARTING), font=TITLE)
-        data = canvas.image.tobytes()
+        panel, texts = canvas.image, tuple(canvas.texts)
+        if not self.care.lit:                # asleep: the frame is the glass, black
+            panel, texts = Image.new("1", (WIDTH, HEIGHT), 0), ()
+        data = panel.tobytes()
         self.render_times.append(time.perf_counter() - started)
         if self.app is not None:
             self.outputs.show_locked(self.app.locked_seats())
         if data != self._last_bytes or canvas.private != self.frame.private:
             self._last_bytes = data
-            self.frame = Frame(self.frame.version + 1, canvas.image, tuple(canvas.texts), canvas.private)
-            self.screen.show(canvas.image)
+            self.frame = Frame(self.frame.version + 1, panel, texts, canvas.private)
+            if self.care.lit:                # the panel keeps what it held while off
+                self.screen.show(panel)
             self._announce(self._frame_callbacks, self.frame.version)
+        self.screen.power(self.care.contrast(), self.care.lit)
         self._render_mirror(canvas)
 
     def _render_mirror(self, canvas: Canvas) -> None:

@@ -229,6 +229,8 @@ class Screen:
         self._error = ""
         self.notice: tuple | None = None
         self.device = None
+        self.contrast: int | None = None    # as panel care last asked (None: the driver's own)
+        self.lit = True
         self.failures = 0                   # how many times the panel was lost or not found
         self._stop = threading.Event()
         self._retry: threading.Thread | None = None
@@ -257,6 +259,29 @@ class Screen:
             self._lost(exc, "display stopped answering")
             return False
 
+    def power(self, contrast: int, lit: bool) -> bool:
+        """The panel's contrast (0-255) and whether it is on (panel care,
+        hardware/panel_care.py): sent only when they change, and again to a
+        panel found anew (a new device starts at the driver's own contrast).
+        False when there is no working panel; an error here is a lost panel,
+        as in :meth:`show`."""
+        self.contrast, self.lit = int(contrast), bool(lit)
+        device = self.device
+        if device is None:
+            return False
+        want = (self.contrast, self.lit)
+        if getattr(device, "_companion_power", None) == want:
+            return True
+        try:
+            device.contrast(self.contrast)
+            device.show() if self.lit else device.hide()
+            device._companion_power = want
+            return True
+        except Exception as exc:          # like show(): never into the box's frame loop
+            self.device = None
+            self._lost(exc, "display stopped answering")
+            return False
+
     def adopt(self, device) -> None:
         """Take back a panel the retry thread found (runs on the box's worker)."""
         if self._stop.is_set():
@@ -264,6 +289,9 @@ class Screen:
             return
         self.device = device
         log.info("display is back")
+        if self.contrast is not None:       # a panel found anew starts at its driver's contrast
+            device._companion_power = None
+            self.power(self.contrast, self.lit)
         self._lost_at = None
         notice, self.notice = self.notice, None
         if notice is not None and self._notify is not None:

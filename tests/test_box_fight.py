@@ -4,13 +4,16 @@ hints from the solver, a whole two-player game, the team-up hint with three.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import pytest
 
 from companion import fight_solver
 from companion.games.fight import legal_changes
+from companion.i18n import gettext
 from hardware import Box
+from hardware import draw as d
 from hardware.testing import box_config
 
 from box_support import box, mock_factory, shows  # noqa: F401 (fixtures)
@@ -182,3 +185,30 @@ def test_a_fight_more_preset_from_the_menu(box, session):
     p = session.public()
     assert p["game"] == "fight" and p["coins"][0] == {"13": 1, "7": 2, "4": 3, "1": 4}
     shows(box, "13", "7", "4", "Table", "plays 13")
+
+
+def test_a_hint_longer_than_the_screen_says_in_its_hint_line_that_it_scrolls(box, session):
+    start(box, session, ["Ann", "Ben", "Chloé"], coins={"5": 1, "2": 1, "1": 1})
+    box.press("up")
+    box.press("ok")
+    hint_shown(box)
+    controller = box.app.controller
+    lines = len(d.wrap(gettext(controller.hint.reason), d.BODY, d.WIDTH - 2 * d.MARGIN - 10))
+    assert lines > 2, "this hint's reason fits: the test needs a longer one"
+    shows(box, "▴▾ · OK: play · BACK: back")
+    before = box.frame.image.tobytes()
+    box.press("down")                                   # what it says UP/DOWN do
+    assert box.frame.image.tobytes() != before and controller.scroll == 1
+    shows(box, "▴▾ · OK: play · BACK: back")
+
+
+def test_a_hint_that_fits_keeps_the_short_hint_line(box, session):
+    start(box, session, ["Ann", "Ben"])
+    box.press("up")
+    box.press("ok")
+    hint_shown(box)
+    controller = box.app.controller
+    controller.hint = dataclasses.replace(controller.hint, reason="perfect play wins")     # two lines at most
+    box.flush()                                         # drawn again
+    shows(box, "OK: play it · BACK: back")
+    assert not any("▴▾" in t for t in box.frame.texts)

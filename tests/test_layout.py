@@ -339,3 +339,17 @@ def test_the_wifi_page_is_whole(ssid, password, language, make_box, monkeypatch,
     joined = "".join(texts)
     assert ssid in joined and password in joined, texts
     assert not any("…" in t for t in texts), texts
+
+
+@pytest.mark.parametrize("name", LONG + LONGEST + ["Ingrid", "Chloé", "François", "Ann"])
+def test_an_abbreviation_drops_two_letters_or_more(name):
+    """"Ingri." for "Ingrid" saves a letter and reads like a typo: a name
+    cut short loses at least two letters, at every width."""
+    for width in range(d.text_width("W.", d.BODY), d.text_width(name, d.BODY) + 1):
+        shown = base.short_name(name, [name, "Ingmar", "Marc-Bernard"], width)
+        if shown != name and shown.endswith("."):
+            kept = shown[:-1]
+            if name.startswith(kept):
+                dropped = sum(ch.isalnum() for ch in name[len(kept):])
+                assert dropped >= 2, (width, shown)
+        assert d.text_width(shown, d.BODY) <= width or len(shown) <= 2, (width, shown)

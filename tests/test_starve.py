@@ -185,7 +185,10 @@ def test_the_phone_is_a_real_other_address(tmp_path):
 def test_a_stream_nobody_reads_is_closed_and_frees_its_thread(tmp_path, monkeypatch):
     import web.serve
 
-    monkeypatch.setattr(web.serve, "STALLED_S", 1.0)
+    # Nothing is closed while the buffers fill (however slow the machine:
+    # a slow one would close the stream before this test saw it back up,
+    # and fail on its own premise); the stall limit drops to 1 s after.
+    monkeypatch.setattr(web.serve, "STALLED_S", 1e6)
     # Small kernel buffers on the server's side too (a Wi-Fi path, not
     # loopback's megabytes), so a few hundred events fill them.
     monkeypatch.setattr(web.serve.GuardedListener, "set_socket_options",
@@ -208,6 +211,8 @@ def test_a_stream_nobody_reads_is_closed_and_frees_its_thread(tmp_path, monkeypa
                 break
         else:
             raise AssertionError("the unread stream never backed up")
+        assert c.slots.open == 1                # backed up, and still held
+        monkeypatch.setattr(web.serve, "STALLED_S", 1.0)
         assert wait_until(lambda: c.slots.open == 0, timeout=60), "the unread stream kept its thread"
         sock.close()
     c.close()

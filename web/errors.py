@@ -14,6 +14,7 @@ import json
 import logging
 
 from flask import Flask, current_app, jsonify, request
+from waitress.channel import ClientDisconnected
 from waitress.task import ErrorTask
 from werkzeug.exceptions import HTTPException
 from werkzeug.routing import IntegerConverter
@@ -103,7 +104,21 @@ class StoredInt(IntegerConverter):
 class JsonErrorTask(ErrorTask):
     """waitress's own refusals (a body over its limit, headers too large,
     bytes that are not HTTP) in the API's JSON shape, in the box's language:
-    the app never sees these requests, so this is the only place to say it."""
+    the app never sees these requests, so this is the only place to say it.
+
+    A client may be gone before its refusal is written (it sent its bytes
+    and closed, or the network loop evicted it): that is normal and ends
+    here, in silence.  Left to waitress, the ``ClientDisconnected`` would
+    be caught by its channel, whose handler then reads the request's path,
+    which a request refused before its first line was parsed does not have:
+    a second exception, two tracebacks in the log, outside any client's
+    log budget."""
+
+    def service(self):
+        try:
+            super().service()
+        except ClientDisconnected:
+            self.close_on_finish = True
 
     def execute(self):
         error = self.request.error

@@ -365,6 +365,22 @@ class App:
             return self.controller.is_private()
         return self.join is not None
 
+    def long_lived(self) -> bool:
+        """Whether the screen up now may stay up long, so that the panel
+        moves its content by a pixel now and then against burn-in
+        (hardware/panel_care.py): the idle screen, and any layer or game
+        screen that says so with ``long_lived = True`` (or a method)."""
+        if self.notices or self.claim_news or self.toast:
+            return False
+        if self.layers:
+            top = self.layers[-1]
+        elif self.controller is not None:
+            top = self.controller
+        else:
+            return True                     # the idle screen, with its PIN
+        said = getattr(top, "long_lived", False)
+        return bool(said() if callable(said) else said)
+
     def draw_public(self, c: Canvas) -> None:
         """The frame for the web mirror while :meth:`is_private`: drawn on a
         canvas marked ``mirror``, from public facts only (no cursor, no

@@ -112,6 +112,12 @@ class Controller:
         """Whether the screen up now must stay off the web mirror."""
         return self.private or getattr(self, "mode", None) in self.PRIVATE_MODES
 
+    def long_lived(self) -> bool:
+        """Whether the screen up now may stay up long (the board, a result
+        waiting): the panel then moves it by a pixel now and then
+        (hardware/panel_care.py).  A seat's private pick is short."""
+        return not self.is_private()
+
     def public_frame(self, c: Canvas, public: dict) -> None:
         """What the mirror shows while :meth:`is_private`: the controller's
         ``pass`` screen drawn on a mirror canvas (``c.mirror``), where
@@ -143,7 +149,8 @@ def lead_marker(c: Canvas, x: int, y: int, fill=d.ON) -> None:
 
 def short_name(name: str, others=(), width: int = d.WIDTH - 2 * d.MARGIN, font=d.BODY) -> str:
     """``name`` as it fits in ``width`` pixels: whole if it fits, else its
-    longest beginning that fits followed by a full stop ("Marc-A."), chosen
+    longest beginning that fits followed by a full stop ("Marc-A."; never
+    one that drops a single letter, "Ingri."), chosen
     so that it is the beginning of no other name at the table (``others``)
     when the width allows: "Marc-A." and "Marc-B.", never two "Marc…".
     Never empty: a name is never dropped."""
@@ -155,6 +162,8 @@ def short_name(name: str, others=(), width: int = d.WIDTH - 2 * d.MARGIN, font=d
         prefix = name[:k].rstrip(" -.")
         if not prefix:
             continue
+        if sum(ch.isalnum() for ch in name[len(prefix):]) < 2:
+            continue        # "Ingri." says no less than "Ingrid": an abbreviation drops two letters or more
         candidate = prefix + "."
         if d.text_width(candidate, font) > width:
             continue

@@ -365,7 +365,10 @@ class FightController(Controller):
             ys = TEXT_LINES[1:]
         reason = d.wrap(_(h.reason), d.BODY, d.WIDTH - 2 * d.MARGIN - 10)
         self._scrolled(c, reason, ys, d.BODY)
-        hint_line(c, _("OK: play it · BACK: back") if h else _("OK or BACK: back"))
+        if len(reason) > len(ys):           # the ▲/▼ alone do not say which buttons scroll
+            hint_line(c, _("▴▾ · OK: play · BACK: back") if h else _("▴▾ · OK or BACK: back"))
+        else:
+            hint_line(c, _("OK: play it · BACK: back") if h else _("OK or BACK: back"))
 
     def _draw_end(self, c: Canvas, p: dict) -> None:
         players = p["players"]

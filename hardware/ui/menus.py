@@ -3,7 +3,8 @@
 BACK (short) opens the main menu from a game screen:
 
     Back to game · New game · Undo last action · Phones (QR code) · Game page
-    (QR code, once the game is over) · Phone seats · New PIN · Speak · Language
+    (QR code, once the game is over) · Phone seats · New PIN · Brightness · Speak
+    · Language
 
 Speak turns the box's voice on or off (hardware/voice.py: reveals, round
 ends and the winner said aloud by espeak-ng), kept as ``speak`` in
@@ -134,6 +135,8 @@ class MainMenu(ListLayer):
             items.append((_("Phone seats"), "\u25b8", lambda: self.app.push(ClaimsMenu(self.app))))
         if self.app.join is not None:
             items.append((_("New PIN"), "", lambda: self.app.push(NewPinConfirm(self.app))))
+        from .brightness import entry as brightness_entry
+        items.append(brightness_entry(self.app))
         speak = self.app.config.get("speak") is True
         items.append((_("Speak"), _("on") if speak else _("off"), lambda: switch_speak(self.app, not speak)))
         if getattr(self.app, "hub", None) is not None:
@@ -427,7 +430,7 @@ class NewPinConfirm(Layer):
         for i, line in enumerate(d.wrap(text, d.SMALL, d.WIDTH - 2)[:2]):
             c.center(14 + i * 11, line, d.SMALL)
         c.center(37, _("OK: new PIN"), d.STRONG)
-        c.center(52, _("BACK: keep it"), d.SMALL)
+        c.footer(_("BACK: keep it"))            # the hint row: its descenders clear of the last one
 
 
 class JoinScreen(Layer):
