@@ -126,6 +126,8 @@ class MainMenu(ListLayer):
         items.append((_("New game"), "\u25b8", lambda: self.app.push(GamePicker(self.app))))
         if self.app.has_game():
             items.append((_("Undo last action"), "", lambda: self.app.push(UndoConfirm(self.app))))
+            from .clock import open_clock
+            items.append((_("Turn clock"), "\u25b8", lambda: open_clock(self.app)))
         items.append((_("Phones (QR code)"), "", lambda: self.app.push(JoinScreen(self.app))))
         if self.app.has_game():
             items.append((_("Phone seats"), "\u25b8", lambda: self.app.push(ClaimsMenu(self.app))))
