@@ -174,12 +174,16 @@ class TurnClock:
         return step / 1000 + 0.001
 
     def live(self, at: float | None = None) -> dict | None:
-        """What the phones are told: the record, whether it runs, and how
-        much the running seat had used when this was said (a phone counts
-        down from there by itself)."""
+        """What the phones are told: the record, whether it runs, how much
+        the running seat's bank had lost when this was said (``used_ms``),
+        and how much of its simple delay was still free (``free_ms``): a
+        phone counts down from there by itself."""
         if self.record is None:
             return None
-        return dict(self.record, running=self.running, used_ms=self.charged_ms(at))
+        free = 0
+        if self.record["mode"] == "delay":
+            free = max(0, self.record["extra"] - int(self.used_s(at) * 1000))
+        return dict(self.record, running=self.running, used_ms=self.charged_ms(at), free_ms=free)
 
     # -- changing -------------------------------------------------------------
     def handover(self, to, at: float | None = None) -> dict:

@@ -43,7 +43,7 @@ def test_set_end_turn_pause_resume(table):
     r = client.post("/api/clock", json={"mode": "fischer", "bank_s": 300, "extra_s": 3}, headers=P)
     assert r.status_code == 200
     assert r.get_json()["clock"] == {"mode": "fischer", "extra": 3000, "banks": [300_000] * 3, "turn": 0,
-                                     "running": True, "used_ms": 0}
+                                     "running": True, "used_ms": 0, "free_ms": 0}
     ann, ben = claim(client, 0), claim(client, 1)
     fake.t += 20
     r = client.post("/api/clock/end-turn", headers=ben)        # not Ben's turn
@@ -98,6 +98,6 @@ def test_the_stream_carries_the_live_clock(table):
     assert len(events) == 2
     last = json.loads(events[-1].split("data: ", 1)[1])
     assert last == {"mode": "delay", "extra": 2000, "banks": [60_000, 60_000], "turn": 0,
-                    "running": False, "used_ms": 5000}
+                    "running": False, "used_ms": 5000, "free_ms": 0}
     (_version, first), = c._table_snapshot()
     assert b"event: clock" in first

@@ -26,7 +26,7 @@ from companion.i18n import N_, _, gettext, translate_error
 
 from .. import draw as d
 from ..draw import Canvas
-from .base import short_name
+from .base import hint_line, short_name
 from .menus import Layer, ListLayer
 
 MODE_NAMES = {"sudden": N_("Sudden death"), "fischer": N_("Fischer"), "delay": N_("Delay")}
@@ -122,7 +122,7 @@ class ClockScreen(Layer):
         if record is None:
             c.header(_("Turn clock"))
             c.center(22, _("No clock set"), d.STRONG)
-            c.footer(_("OK: set a clock"))
+            hint_line(c, _("OK: set a clock"))
             return
         turn = record["turn"]
         followed = self.app.public.get("game") in tc.FOLLOWED
@@ -148,7 +148,7 @@ class ClockScreen(Layer):
             hint = _("OK: enter move · BACK: pause")
         else:
             hint = _("OK: next · BACK: pause")
-        c.footer(hint)
+        hint_line(c, hint)
 
     def _others(self, players, record, shown) -> str:
         """The next seats in turn order after the one shown, with their time,
