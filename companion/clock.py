@@ -112,12 +112,15 @@ class TurnClock:
         self.running = False
         self.since = 0.0        # when the running seat's time began to count (while running)
         self.spent = 0.0        # seconds the running seat used before the last pause
+        self.last_ran: int | None = None   # the seat that ran before a stop (the turn order goes on after it)
 
     # -- following the log ----------------------------------------------------
     def follow(self, record: dict | None, running: bool, charged_ms: int = 0) -> None:
         """A new record from the log (a handover, an undo, a resumed game):
         its turn starts now, with ``charged_ms`` already lost from the
         running seat's bank (an undo gives a turn back as it was left)."""
+        if self.record is not None and self.record["turn"] is not None:
+            self.last_ran = self.record["turn"]
         self.record = record
         self.spent = 0.0
         if charged_ms > 0 and record is not None:
@@ -213,6 +216,19 @@ class TurnClock:
         if left > 0 and undone["mode"] == "fischer":
             left -= undone["extra"]
         return max(0, before["banks"][seat] - left)
+
+    def after(self) -> int | None:
+        """The seat the turn order goes on after: the running one, else the
+        last one that ran (after a bank ran out), else the last seat whose
+        bank is empty (a stop read back from the log)."""
+        if self.record is None:
+            return None
+        if self.record["turn"] is not None:
+            return self.record["turn"]
+        if self.last_ran is not None:
+            return self.last_ran
+        empty = [s for s, ms in enumerate(self.record["banks"]) if ms <= 0]
+        return empty[-1] if empty else None
 
     def pause(self) -> bool:
         if not self.running:

@@ -255,7 +255,7 @@ class TableSession:
                 raise IllegalActionError(N_("in this game the clock follows the game's turns: enter the move"))
             if seat is not None and seat != record["turn"]:
                 raise IllegalActionError(N_("it is not seat {seat}'s turn on the clock"), seat=seat + 1)
-            to = turn_clock.next_seat(self.timeline.public(), self.clock.handover(None), record["turn"])
+            to = turn_clock.next_seat(self.timeline.public(), self.clock.handover(None), self.clock.after())
             if to is None:
                 raise IllegalActionError(N_("no seat has time left on the clock"))
             self._clock_run = True

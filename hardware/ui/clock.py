@@ -105,7 +105,8 @@ class ClockScreen(Layer):
         followed = self.app.public.get("game") in tc.FOLLOWED
         if followed:
             session.clock_resume()
-            self.app.pop()                      # the game's move hands the clock on
+            self.app.close_layers()             # to the game: its move hands the clock on,
+            self.app.clock_return = True        # and the clock comes back with it
             return
         if record["turn"] is not None and not clock.running:
             session.clock_resume()
@@ -128,12 +129,8 @@ class ClockScreen(Layer):
         followed = self.app.public.get("game") in tc.FOLLOWED
         flagged = [s for s, ms in enumerate(record["banks"]) if ms <= 0]
         shown = turn if turn is not None else (flagged[-1] if flagged else 0)
-        mode = gettext(MODE_NAMES[record["mode"]])
-        if record["mode"] != "sudden":
-            mode += f" {'+' if record['mode'] == 'fischer' else ''}{record['extra'] // 1000}s"
         name = players[shown] if shown < len(players) else "?"
-        c.header(short_name(name, players, d.WIDTH - 2 * d.MARGIN - d.text_width(mode, d.SMALL) - 4, d.SMALL),
-                 mode)
+        self._header(c, name, players, record)
         left = clock.remaining_ms(shown)
         if turn is None:
             c.center(16, _("Time up!") if left <= 0 else tc.format_ms(left), d.BIG)
@@ -145,10 +142,25 @@ class ClockScreen(Layer):
         elif not clock.running:
             hint = _("Paused · OK: go on")
         elif followed:
-            hint = _("OK: enter move · BACK: pause")
+            hint = _("OK: move · BACK: pause")
         else:
             hint = _("OK: next · BACK: pause")
         hint_line(c, hint)
+
+    @staticmethod
+    def _header(c: Canvas, name: str, players, record) -> None:
+        """The shown seat's name, whole if it can be, and the mode at the
+        right: in words while both fit, else only its figure ("+5s"), else
+        the name gives way (abbreviated, never cut)."""
+        extra = record["extra"] // 1000
+        figure = "" if record["mode"] == "sudden" else (f"+{extra}s" if record["mode"] == "fischer" else f"{extra}s")
+        words = gettext(MODE_NAMES[record["mode"]]) + (f" {figure}" if figure else "")
+        room = d.WIDTH - 2 * d.MARGIN - 4
+        for mode in (words, figure):
+            if d.text_width(name, d.SMALL) + d.text_width(mode, d.SMALL) <= room:
+                c.header(name, mode)
+                return
+        c.header(short_name(name, players, room - d.text_width(figure, d.SMALL), d.SMALL), figure)
 
     def _others(self, players, record, shown) -> str:
         """The next seats in turn order after the one shown, with their time,
@@ -188,8 +200,17 @@ def arm(app) -> None:
 
 
 def follow(app, change) -> None:
-    """Say a bank that ran out: a message, three chirps (the seat's LED is
-    lit through :func:`flagged_seats`)."""
+    """Bring the clock back once a move handed it on (a game with its own
+    turns, the table went from the clock to the game to enter the move);
+    say a bank that ran out: a message, three chirps (the seat's LED is lit
+    through :func:`flagged_seats`)."""
+    if change is not None and change.kind in ("new_game", "resume"):
+        app.clock_return = False
+    if (change is not None and change.kind == "action" and change.clock and getattr(app, "clock_return", False)
+            and change.clock["turn"] != (getattr(app, "clock_turn", None))):
+        app.clock_return = False
+        if not app.layers:
+            app.push(ClockScreen(app))
     if change is None or change.kind != "clock" or change.action_type != "clock" or not change.clock:
         return
     record = change.clock
@@ -204,10 +225,12 @@ def follow(app, change) -> None:
 
 
 def remember(app, change) -> None:
+    """What the clock was at the last change (to tell what moved)."""
     if change is not None and change.clock:
         app.clock_banks = list(change.clock["banks"])
+        app.clock_turn = change.clock["turn"]
     elif change is not None and change.kind in ("new_game", "resume"):
-        app.clock_banks = []
+        app.clock_banks, app.clock_turn = [], None
 
 
 def flagged_seats(app) -> set[int]:
