@@ -153,7 +153,7 @@ class Timeline:
         if self.game.is_finished(state):
             raise GameOver()
         record = self.steps[-1].clock
-        if "clock" in action:
+        if "clock" in action and self.game.id in turn_clock.FOLLOWED:
             # A move that also hands the clock on (a game with its own turn
             # order): the record rides on the move, so that one undo takes
             # back both.

@@ -222,3 +222,12 @@ def test_a_line_with_a_bad_clock_is_refused_whole(table):
         table.submit({"type": "turn", "seat": 0, "play": 20, "take": [],
                       "clock": {"mode": "sudden", "extra": 0, "banks": [1], "turn": 1}})
     assert table.public()["turn"] == 0 and len(table.export_lines()) == 1
+
+
+def test_a_clock_key_is_only_for_games_with_their_own_turns():
+    lines = ['{"type": "new_game", "game": "scoreboard", "players": ["A", "B"]}',
+             json.dumps({"type": "add", "seat": 0, "points": 1,
+                         "clock": {"mode": "sudden", "extra": 0, "banks": [1, 1], "turn": 1}})]
+    with pytest.raises(Exception) as info:
+        replay(lines)
+    assert info.value.line == 2 and "clock" in str(info.value)
