@@ -109,7 +109,7 @@ class Companion:
         if change.kind == "table":
             self.seats.forget_released()
         data = sse_event("state", change.state, change.version)
-        if change.clock is not None or change.kind in ("new_game", "resume", "undo"):
+        if change.clock is not None:    # none in effect: the state has no "clock" key, pages drop theirs
             data += sse_event("clock", change.clock, change.version)
         seats = self.public_seats()
         encoded = json.dumps(seats, sort_keys=True)
