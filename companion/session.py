@@ -31,6 +31,8 @@ from typing import Callable
 
 from . import names
 from . import timeline as tl
+from . import clock as turn_clock
+from .clock import TurnClock
 from .errors import ActionError, IllegalActionError, InvalidActionError, StoreError
 from .i18n import N_
 from .limits import MAX_GAME_LINES
@@ -49,6 +51,7 @@ class Change:
     action_type: str | None = None
     secret: bool = False    # the change was a secret entry (its value is NOT in here)
     seat: int | None = None  # the seat that acted, where the action names one
+    clock: dict | None = None  # the live turn clock (companion/clock.py, TurnClock.live), if set
 
 
 @dataclass
@@ -71,7 +74,13 @@ class TableSession:
         self.table = TableInfo(notices=list(store.warnings))
         self.table_entries: set = set()  # hidden keys entered at the table (buttons, PIN), not by the seat's phone
         self._subscribers: list[Callable[[Change], None]] = []
+        # The live turn clock: what the log's latest record does not hold
+        # (when the running turn began, a pause).  A game picked up after a
+        # restart starts paused, as it was at its last handover.
+        self.clock = TurnClock()
+        self._clock_run: bool | None = None   # the next handover's running state (None: as it was)
         self._resume()
+        self.clock.follow(self.timeline.clock, False)
 
     # -- start ----------------------------------------------------------------
     def _resume(self) -> None:
@@ -175,6 +184,9 @@ class TableSession:
                 return self._new_game(action)
             self._refuse_beyond_largest_game()
             pending = self.timeline.check(action)
+            followed = self._clock_on_move(action, pending)
+            if followed is not None:
+                action, pending = followed
             seq = len(self.timeline.log) + 1
             nxt_finished, winner = self._outcome_after(pending)
             before = _hidden_keys(self.timeline.state)
@@ -189,10 +201,101 @@ class TableSession:
             self._track_table_entries(before, source)
             if nxt_finished:
                 self.store.backup(self.game_id)
-            kind = "undo" if pending.step is None else "action"
+            kind = "undo" if pending.step is None else "clock" if action.get("type") == "clock" else "action"
             secret = bool(pending.step and pending.step.secret)
             seat = action.get("seat") if isinstance(action.get("seat"), int) else None
             return self._announce(kind, action.get("type"), secret, seat)
+
+    # -- the turn clock -------------------------------------------------------
+    def _clock_on_move(self, action: dict, pending: tl.Pending):
+        """In a game with a turn order of its own and a clock set, a move that
+        passes the turn hands the clock on too: the new record rides on the
+        move's line (``"clock"``), so one undo gives both back.  Returns the
+        (action, pending) to store instead, or None."""
+        record = self.timeline.clock
+        if (record is None or pending.step is None or action.get("type") == "clock" or "clock" in action
+                or self.timeline.game.id not in turn_clock.FOLLOWED):
+            return None
+        turn = turn_clock.followed_turn(self.timeline.game.public(pending.step.state))
+        if turn == record["turn"]:
+            return None                 # the same seat goes on: its time keeps running
+        action = dict(action, clock=self.clock.handover(turn))
+        return action, self.timeline.check(action)
+
+    def clock_set(self, mode: str, bank_ms: int, extra_ms: int, source: str = "") -> dict:
+        """Set a turn clock for the game in play and start it: every seat gets
+        ``bank_ms``; it runs for the game's own turn, else for the first seat
+        in play.  Refused (nothing changes) like any action."""
+        with self.lock:
+            if not self.timeline.started:
+                raise IllegalActionError(N_("no game yet: start a game before its clock"))
+            public = self.timeline.public()
+            seats = len(self.timeline.players)
+            if self.timeline.game.id in turn_clock.FOLLOWED:
+                turn = turn_clock.followed_turn(public)
+            else:
+                turn = (turn_clock.seats_in_play(public) or [None])[0]
+            record = turn_clock.new_record(mode, bank_ms, extra_ms, seats, turn)
+            self._clock_run = True
+            try:
+                return self.submit({"type": "clock", **record}, source)
+            finally:
+                self._clock_run = None
+
+    def clock_end_turn(self, seat: int | None = None, source: str = "") -> dict:
+        """The running seat ends its turn (``seat``: only if it is that seat's
+        turn): the next seat in turn order that is in play and has time left
+        starts.  Refused in a game whose own moves pass the turn."""
+        with self.lock:
+            record = self.timeline.clock
+            if record is None:
+                raise IllegalActionError(N_("no turn clock is set"))
+            if self.timeline.game.id in turn_clock.FOLLOWED:
+                raise IllegalActionError(N_("in this game the clock follows the game's turns: enter the move"))
+            if seat is not None and seat != record["turn"]:
+                raise IllegalActionError(N_("it is not seat {seat}'s turn on the clock"), seat=seat + 1)
+            to = turn_clock.next_seat(self.timeline.public(), self.clock.handover(None), self.clock.after())
+            if to is None:
+                raise IllegalActionError(N_("no seat has time left on the clock"))
+            self._clock_run = True
+            try:
+                return self.submit({"type": "clock", **self.clock.handover(to)}, source)
+            finally:
+                self._clock_run = None
+
+    def clock_pause(self) -> bool:
+        """Stop the running time (not logged: the log keeps handovers only)."""
+        with self.lock:
+            if not self.clock.pause():
+                return False
+            self._announce("clock", None, False, None)
+            return True
+
+    def clock_resume(self) -> bool:
+        with self.lock:
+            if self.clock.flagged() is not None or not self.clock.resume():
+                return False
+            self._announce("clock", None, False, None)
+            return True
+
+    def clock_tick(self) -> int | None:
+        """Look whether the running bank ran out (the box calls this when the
+        shown second changes); if it did, log it — that seat at 0, nobody
+        running — and return the seat."""
+        with self.lock:
+            seat = self.clock.flagged()
+            if seat is None or not self.clock.running:
+                return None
+            self._clock_run = False
+            try:
+                self.submit({"type": "clock", **self.clock.handover(None)}, "clock")
+            except ActionError:        # the game just ended: nothing runs out any more
+                log.debug("flag of seat %s not logged", seat)
+                self.clock.pause()
+                return None
+            finally:
+                self._clock_run = None
+            return seat
 
     def _refuse_beyond_largest_game(self) -> None:
         """Refuse any line after the largest game the box stores
@@ -264,10 +367,27 @@ class TableSession:
         if not keep_claims:
             self.table.claims.clear()
 
+    def _follow_clock(self, kind: str) -> None:
+        """Keep the live clock on the log's latest clock record.  A new record
+        (a handover, an undo that gives the previous one back) starts its
+        turn now, running as the clock was unless the change said otherwise
+        (``_clock_run``); a move that left the record alone changes nothing.
+        Another game at the table: its clock (if any) stands paused."""
+        record = self.timeline.clock
+        if kind in ("new_game", "resume"):
+            self.clock.follow(record, False)
+        elif record is not self.clock.record:
+            run = self.clock.running if self._clock_run is None else self._clock_run
+            undone = self.clock.record if kind == "undo" else None
+            charged = self.clock.given_back(undone, record) if undone and record else 0
+            self.clock.follow(record, run, charged)
+        self._clock_run = None
+
     def _announce(self, kind, action_type, secret, seat) -> dict:
         self.version += 1
+        self._follow_clock(kind)
         state = self.timeline.public()
-        change = Change(self.version, kind, state, action_type, secret, seat)
+        change = Change(self.version, kind, state, action_type, secret, seat, self.clock.live())
         for callback in list(self._subscribers):
             try:
                 callback(change)

@@ -20,6 +20,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from . import clock as turn_clock
 from . import games
 from .errors import GameOver, IllegalActionError, InvalidActionError, NothingToUndo
 from .fields import Context, Field, List, Str, check_record
@@ -38,6 +39,7 @@ class Step:
     secret: bool = False
     line: int = 0                     # index in ``Timeline.log`` of the action
     adds: frozenset = frozenset()     # the hidden keys this entry added
+    clock: dict | None = None         # the turn clock's record in effect (companion/clock.py)
 
 
 @dataclass(frozen=True)
@@ -92,11 +94,21 @@ class Timeline:
     def finished(self) -> bool:
         return bool(self.steps) and self.game.is_finished(self.state)
 
+    @property
+    def clock(self) -> dict | None:
+        """The turn clock's record in effect (None: no clock in this game)."""
+        return self.steps[-1].clock if self.steps else None
+
     def public(self) -> dict:
-        """The public state (the keys ``companion replay`` prints)."""
+        """The public state (the keys ``companion replay`` prints); a game
+        with a turn clock also has ``clock``, its record in effect (a log
+        without one prints exactly what it always did)."""
         if not self.steps:
             return {"game": None}
-        return self.game.public(self.state)
+        public = self.game.public(self.state)
+        if self.steps[-1].clock is not None:
+            public["clock"] = dict(self.steps[-1].clock)
+        return public
 
     def private(self, seat: int) -> dict:
         """The view of ``seat``: the public state plus its own secrets."""
@@ -128,16 +140,32 @@ class Timeline:
             top = self.steps[-1]
             taken_back = top.secret and top.adds and top.line not in self.revealed
             return Pending(action, None, top.line if taken_back else None)
+        if kind == "clock":
+            # The turn clock's handover (docs/replay.md, "The turn clock"):
+            # the game's state does not move, only the clock's record.
+            if self.game.is_finished(self.state):
+                raise GameOver()
+            record = turn_clock.check_record_of(action, len(self.players))
+            return Pending(action, Step(action, self.state, False, len(self.log), clock=record))
         if kind not in self.game.moves:
             raise InvalidActionError(N_("unknown action '{type}' for {game}"), type=kind, game=self.game.id)
         state = self.state
         if self.game.is_finished(state):
             raise GameOver()
-        checked = self.game.check_action(action, len(self.players))
+        record = self.steps[-1].clock
+        if "clock" in action and self.game.id in turn_clock.FOLLOWED:
+            # A move that also hands the clock on (a game with its own turn
+            # order): the record rides on the move, so that one undo takes
+            # back both.
+            record = turn_clock.check_record_of(action["clock"], len(self.players), where="clock")
+            action_only = {k: v for k, v in action.items() if k != "clock"}
+        else:
+            action_only = action
+        checked = self.game.check_action(action_only, len(self.players))
         secret = bool(self.game.is_secret(state, checked))
         new_state = self.game.moves[kind].apply(state, checked)
         adds = frozenset(new_state.hidden.keys() - state.hidden.keys()) if secret else frozenset()
-        return Pending(action, Step(checked, new_state, secret, len(self.log), adds))
+        return Pending(action, Step(checked, new_state, secret, len(self.log), adds, clock=record))
 
     def push(self, pending: Pending) -> None:
         """Commit a step returned by :meth:`check` (on this same state)."""

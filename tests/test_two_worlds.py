@@ -143,6 +143,34 @@ def test_a_game_over_with_a_secret_round_under_way_goes_to_bg_stats_alike(pair):
     assert pair.compared > 50 and not pair.parted
 
 
+def test_the_turn_clock_says_the_same_in_both_worlds(pair):
+    """The clock's routes, its events and the pages that show it, around a
+    secret round whose values differ: times are public, secrets stay out."""
+    now = [100.0]
+    for world in (pair.a, pair.b):
+        world.session.clock.now = lambda: now[0]
+    pair.act(SCOREBOARD)
+    pair.claim(0)
+    pair.claim(1)
+    keep_claims_on_the_box(pair, 2)
+    pair.post("/api/clock", {"mode": "fischer", "bank_s": 300, "extra_s": 5})
+    pair.act({"type": "secret", "seat": 0, "value": 3}, {"type": "secret", "seat": 0, "value": 999}, "token", seat=0)
+    now[0] += 17
+    pair.post("/api/clock/end-turn", credential="token", seat=1)      # not Ben's turn: the same refusal
+    pair.post("/api/clock/end-turn", credential="token", seat=0)
+    pair.post("/api/clock/end-turn", credential=WITH_WRONG_PIN)
+    pair.post("/api/clock", {"mode": "sudden", "bank_s": 0}, WITH_PIN)
+    now[0] += 4
+    pair.post("/api/clock/pause", credential="token", seat=1)
+    pair.read("GET", "/api/clock")
+    pair.look_around()
+    pair.act({"type": "undo"})                                         # the handover comes back
+    pair.read("GET", "/api/clock")
+    pair.look_around()
+    assert pair.compared > 50 and not pair.parted
+    assert pair.a.session.public()["clock"]["turn"] == 0
+
+
 # -- random tables ----------------------------------------------------------------------------
 
 KEYS = ("up", "down", "ok", "back")

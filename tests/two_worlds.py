@@ -147,6 +147,13 @@ class Pair:
                 world.tokens[seat] = json.loads(data)["token"]
         self._after(None)
 
+    def post(self, path, body=None, credential=WITH_PIN, seat=None):
+        """The same request, not an action, in both worlds (the turn clock's routes)."""
+        before = self._before()
+        for world in (self.a, self.b):
+            world.request("POST", path, body, credential, seat)
+        self._after(before)
+
     def release(self, seat, credential="token"):
         for world in (self.a, self.b):
             world.request("POST", f"/api/seats/{seat}/release", None, credential, seat)

@@ -91,9 +91,13 @@ class Companion:
 
     # -- news for the event streams -----------------------------------------
     def _table_snapshot(self):
-        version, state = self.session.snapshot()
+        with self.session.lock:
+            version, state = self.session.snapshot()
+            live = self.session.clock.live()
         seats = self.public_seats()
         data = sse_event("state", state, version) + sse_event("seats", seats, version)
+        if live is not None:            # the turn clock, live: a page counts down from it by itself
+            data += sse_event("clock", live, version)
         notices = self.public_notices()
         if notices["notices"]:          # none: no event (a page starts without notices)
             data += sse_event("notices", notices, version)
@@ -105,6 +109,8 @@ class Companion:
         if change.kind == "table":
             self.seats.forget_released()
         data = sse_event("state", change.state, change.version)
+        if change.clock is not None:    # none in effect: the state has no "clock" key, pages drop theirs
+            data += sse_event("clock", change.clock, change.version)
         seats = self.public_seats()
         encoded = json.dumps(seats, sort_keys=True)
         if encoded != self._last_seats:
@@ -162,7 +168,7 @@ def create_app(session, *, box=None, config: dict, pin: str) -> Flask:
     """The Flask app of one table.  ``config`` is the dict of
     :func:`companion.config.load` (plus ``mock`` and ``url`` from the
     runner); ``pin`` the table PIN shown on the box."""
-    from . import api, dev, game_api, history, pages, plays, portal, roster, seats
+    from . import api, clock, dev, game_api, history, pages, plays, portal, roster, seats
     from .rules import LazyBuildRule
 
     app = Flask("web")
@@ -186,6 +192,7 @@ def create_app(session, *, box=None, config: dict, pin: str) -> Flask:
     app.register_blueprint(game_api.bp)
     app.register_blueprint(roster.bp)
     app.register_blueprint(portal.bp)
+    app.register_blueprint(clock.bp)
     _seed_roster(session, config)
     return app
 

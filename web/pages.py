@@ -47,6 +47,10 @@ STATIC = Path(__file__).with_name("static")
 JS_TEXTS = [
     # live connection
     N_("reconnecting…"), N_("connected"),
+    # the turn clock (clock.js)
+    N_("Turn clock"), N_("Time up!"), N_("paused"), N_("End the turn"), N_("End my turn"), N_("Pause"),
+    N_("Go on"), N_("Fischer"), N_("Delay"), N_("Sudden death"), N_("Mode"), N_("Minutes per player"),
+    N_("Increment or delay (seconds)"), N_("Start a new clock"),
     # generic board
     N_("No game yet."), N_("Start one from the box or from the table control."),
     N_("Game over"), N_("{name} wins!"), N_("Shared win: {names}"),

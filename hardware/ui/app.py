@@ -38,6 +38,7 @@ from companion.i18n import _, gettext, translate_error
 
 from .. import draw as d
 from ..draw import Canvas
+from . import clock as clock_screen
 from . import hub as hub_screen
 from .base import Controller, UndoStep
 from .menus import Layer, MainMenu, UndoConfirm
@@ -105,6 +106,8 @@ class App:
             self.controller = self.controller_class(game)(self) if game else None
         if self.controller is not None:
             self.controller.sync(self.public, change)
+        clock_screen.follow(self, change)
+        clock_screen.remember(self, change)
         if change is None or change.kind == "table":
             self._sync_notices()
         if change is None or change.kind in ("table", "new_game", "resume"):
@@ -232,6 +235,8 @@ class App:
         step = self.last_step()
         if step is None or self.controller is None:
             return ""
+        if step.action.get("type") == "clock":
+            return _("the turn clock's last handover")
         try:
             return self.controller.describe_undo(step)
         except Exception:       # a description must never keep the table from undoing
@@ -404,6 +409,7 @@ class App:
             c.panel(self.toast)
 
     def draw(self, c: Canvas) -> None:
+        clock_screen.arm(self)
         if self.notices:
             self._draw_notice(c)
         elif self.claim_news:
@@ -418,9 +424,11 @@ class App:
             c.panel(self.toast)
 
     def locked_seats(self) -> set[int]:
+        """Seats whose LED is lit: a locked secret entry, or a clock bank
+        that ran out."""
         if self.controller is None:
             return set()
-        return self.controller.locked_seats(self.public)
+        return self.controller.locked_seats(self.public) | clock_screen.flagged_seats(self)
 
     def _draw_idle(self, c: Canvas) -> None:
         """The neutral screen before any game."""

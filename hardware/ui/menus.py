@@ -127,6 +127,8 @@ class MainMenu(ListLayer):
         items.append((_("New game"), "\u25b8", lambda: self.app.push(GamePicker(self.app))))
         if self.app.has_game():
             items.append((_("Undo last action"), "", lambda: self.app.push(UndoConfirm(self.app))))
+            from .clock import open_clock
+            items.append((_("Turn clock"), "\u25b8", lambda: open_clock(self.app)))
         items.append((_("Phones (QR code)"), "", lambda: self.app.push(JoinScreen(self.app))))
         from .game_page import GamePageScreen, offered
         if offered(self.app):           # a finished game: its page (and "Add to BG Stats") in one scan

@@ -321,6 +321,11 @@
         heard();
         if (handlers.seats) handlers.seats(JSON.parse(e.data).seats);
       });
+      // The turn clock (clock.js): one event per handover, pause or resume.
+      source.addEventListener("clock", function (e) {
+        heard();
+        if (handlers.clock) handlers.clock(JSON.parse(e.data));
+      });
       // What the table must know (a damaged store was repaired, a button is
       // stuck...): the event says that they changed; the texts are fetched in
       // this page's language.

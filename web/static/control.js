@@ -313,10 +313,18 @@
   var lastGame = state.game, lastPlayers = JSON.stringify(state.players || []);
   var announce = C.announcer();
   announce(state);
+  var clockSection = document.getElementById("clock-section");
+  var clock = clockSection && C.turnClock ? C.turnClock(clockSection, { me: null, control: true, send: function (path, body) {
+    if (!C.pin.get()) return Promise.resolve({ ok: false, error: t("Enter the table PIN first.") });
+    return C.api("POST", path, body, pinHeaders());
+  } }) : null;
+  if (clock) clock.state(state);
   C.live({
+    clock: function (l) { if (clock) clock.clock(l); },
     state: function (s) {
       state = s;
       announce(s);
+      if (clock) clock.state(s);
       drawCurrent();
       if (C.entry) C.entry.state(s);
       if (s.game !== lastGame) { lastGame = s.game; drawAction(); drawHubOffer(); }

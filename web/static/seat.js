@@ -319,10 +319,19 @@
     var seen = null;
     var announce = C.announcer();
     announce(state);
+    // The turn clock: this seat's token ends its own turn, pauses, goes on.
+    var clockSection = document.getElementById("clock-section");
+    var clock = clockSection && C.turnClock ? C.turnClock(clockSection, { me: me, control: false, send: function (path) {
+      if (!token()) return Promise.resolve({ ok: false, error: t("This phone does not hold seat {n}.", { n: me + 1 }) });
+      return C.api("POST", path, undefined, { "X-Seat-Token": token() });
+    } }) : null;
+    if (clock) clock.state(state);
     C.live({
+      clock: function (l) { if (clock) clock.clock(l); },
       state: function (s) {
         var text = JSON.stringify(s);
         state = s;
+        if (clock) clock.state(s);
         announce(s);
         drawPublic();
         fetchView();                          // always: the claim may have changed with it
