@@ -61,6 +61,7 @@ from waitress.channel import HTTPChannel
 from waitress.server import TcpWSGIServer
 from waitress.task import ThreadedTaskDispatcher
 
+from companion.backup import MAX_BACKUP_BYTES
 from companion.i18n import gettext
 from companion.limits import MAX_IMPORT_BYTES
 
@@ -80,6 +81,9 @@ HEAD_S = 10.0                   # a request line and headers, from their first b
 REQUEST_S = 60.0                # a whole request: a 1 MiB import at ~17 KiB/s
 STALLED_S = 60.0                # a response nobody reads any more
 STALE_S = 2.0                   # of no use this long, a connection may make room for anyone's
+# The exit code after a restore was staged: systemd's Restart=on-failure starts
+# the unit again (EX_TEMPFAIL), and the start swaps the restore in.
+RESTART_EXIT = 75
 DRAIN_BYTES = 8 * 1024 * 1024   # what a refused client may still send, read and dropped
 DRAIN_S = 30.0                  # ...and for how long
 ACCEPT_BURST = 64               # connections accepted per turn of the network loop
@@ -474,7 +478,8 @@ def waitress_settings(config: dict) -> dict:
         # Refuse a huge declared body before buffering it (to the SD card).
         # Just above the largest import, so that the app's own limits (16 KiB
         # for an action, MAX_IMPORT_BYTES for a log) answer first.
-        "max_request_body_size": MAX_IMPORT_BYTES + 64 * 1024,
+        # The largest body a route reads: a backup to restore (a log import is 1 MiB).
+        "max_request_body_size": max(MAX_IMPORT_BYTES, MAX_BACKUP_BYTES) + 64 * 1024,
         # never send_bytes: the default (1) flushes every event at once
     }
 
@@ -698,6 +703,13 @@ def run(args, parts, start_extras=None) -> int:
         print(f"companion: cannot listen on {host}:{port}: {exc.strerror or exc}", file=sys.stderr)
         return 1
 
+    restarting = []
+
+    def restart() -> None:
+        # A restore was staged (web/backup.py): stop, and let the start swap it in.
+        restarting.append(True)
+        server.stop()
+    app.extensions["companion.restart"] = restart
     stop_extras = start_extras(app, store, session, config) if start_extras else (lambda: None)
     url = join_url(host, server.port, config)
     config["url"] = url
@@ -757,7 +769,7 @@ def run(args, parts, start_extras=None) -> int:
         mdns[0]()
         watchdog.stop()
         _close(box, store)
-    return 0
+    return RESTART_EXIT if restarting else 0
 
 
 def _close(box, store) -> None:
