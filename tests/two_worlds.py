@@ -178,6 +178,7 @@ class Pair:
                 self.read("GET", path)
             self.read("GET", f"/api/history/{game_id}/export.jsonl", WITH_PIN)
         self.read("GET", "/api/history/current")
+        self.read("GET", "/api/backup", WITH_PIN)           # the whole box's backup file, bytes and headers
         self.read("GET", "/dev")                             # the box's own page: refused to a phone
         for world in (self.a, self.b):
             world.seen.append(("snapshot", world.companion._table_snapshot()))
@@ -253,7 +254,7 @@ class Pair:
 
 
 PAGES = ("/api/state", "/api/seats", "/api/notices", "/api/games", "/api/history", "/api/stats",
-         "/", "/seat", "/control", "/join", "/history", "/stats", "/oled.png", "/oled.png?scale=2",
+         "/", "/seat", "/control", "/join", "/history", "/stats", "/backup", "/oled.png", "/oled.png?scale=2",
          "/dev/oled.png", "/dev/frames")
 
 
