@@ -393,3 +393,19 @@ def test_the_settings_file_is_written_so_that_it_reads_back_the_same():
                 "leds": [5, 6], "allowed_hosts": []}
     import tomllib
     assert tomllib.loads(toml_text(settings)) == settings
+
+
+def test_only_the_restore_route_takes_a_body_the_size_of_a_backup(tmp_path):
+    from companion.limits import MAX_IMPORT_BYTES
+    from test_web_support import http, running_server
+
+    box = Box(tmp_path / "a")
+    try:
+        with running_server(box.app) as server:
+            big = b"x" * (MAX_IMPORT_BYTES + 200_000)
+            status, _, body = http(server.port, "POST", "/api/backup/restore", big, pin_headers())
+            assert status == 400 and "not a companion backup" in body["error"]    # read whole, then refused
+            status, _, body = http(server.port, "POST", "/api/history/import", big, pin_headers())
+            assert status == 413 and "too large" in body["error"]
+    finally:
+        box.close()

@@ -58,6 +58,7 @@ from urllib.parse import urlsplit
 
 from waitress.adjustments import Adjustments
 from waitress.channel import HTTPChannel
+from waitress.parser import HTTPRequestParser
 from waitress.server import TcpWSGIServer
 from waitress.task import ThreadedTaskDispatcher
 
@@ -89,12 +90,41 @@ DRAIN_S = 30.0                  # ...and for how long
 ACCEPT_BURST = 64               # connections accepted per turn of the network loop
 
 
+class CompanionParser(HTTPRequestParser):
+    """waitress's request parser, with one route's larger body: a backup to
+    restore (web/backup.py) may be MAX_BACKUP_BYTES; every other request
+    keeps the server's limit, so no other route makes the box take in (and
+    spool to disk) more than a log's worth per connection."""
+
+    def parse_header(self, header_plus):
+        super().parse_header(header_plus)
+        if self.command == "POST" and self.path == RESTORE_PATH:
+            self.adj = _restore_adjustments(self.adj)
+
+
+RESTORE_PATH = "/api/backup/restore"
+_RESTORE_ADJ: dict = {}
+
+
+def _restore_adjustments(adj):
+    found = _RESTORE_ADJ.get(id(adj))
+    if found is None or found[0] is not adj:
+        import copy
+
+        bigger = copy.copy(adj)
+        bigger.max_request_body_size = MAX_BACKUP_BYTES + 64 * 1024
+        found = _RESTORE_ADJ[id(adj)] = (adj, bigger)
+    return found[1]
+
+
 class CompanionChannel(HTTPChannel):
     """waitress's HTTP channel, plus callbacks run when the client hangs up
     (see :func:`web.streams.watch_disconnect`), the deadlines of
     :meth:`overdue`, eviction (:meth:`evict`), a logger that tags its lines
     with the client's address (:mod:`web.logsafe`), and a graceful end after
     waitress's own refusals (:meth:`_drain`)."""
+
+    parser_class = CompanionParser
 
     error_task_class = JsonErrorTask       # waitress's own refusals in the API's JSON too
 
@@ -478,8 +508,7 @@ def waitress_settings(config: dict) -> dict:
         # Refuse a huge declared body before buffering it (to the SD card).
         # Just above the largest import, so that the app's own limits (16 KiB
         # for an action, MAX_IMPORT_BYTES for a log) answer first.
-        # The largest body a route reads: a backup to restore (a log import is 1 MiB).
-        "max_request_body_size": max(MAX_IMPORT_BYTES, MAX_BACKUP_BYTES) + 64 * 1024,
+        "max_request_body_size": MAX_IMPORT_BYTES + 64 * 1024,
         # never send_bytes: the default (1) flushes every event at once
     }
 
