@@ -5,6 +5,8 @@
     companion export --format bgstats|csv [--from D] [--to D] [GAME]
                                    finished games as BG Stats plays or CSV rows
     companion games                list stored games, newest first
+    companion backup [--data DIR] FILE    one file: games, roster, settings, Wi-Fi password
+    companion restore FILE [--data DIR]   put such a file back (companion/backup.py)
     companion run [--mock] ...     run the appliance (buttons, screen, web)
     companion solve fight ...      solve FIGHT? for two players
     companion hub serve|add-box|…  the club hub (see hub/cli.py)
@@ -59,6 +61,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     g = sub.add_parser("games", help=_("list stored games, newest first"))
     g.add_argument("--data", help=_("the data folder"))
+
+    b = sub.add_parser("backup", help=_("write one backup file: games, roster, settings, Wi-Fi password"))
+    b.add_argument("--data", help=_("the data folder"))
+    b.add_argument("file", help=_("the backup file to write"))
+
+    rs = sub.add_parser("restore", help=_("restore a backup file (stop the companion service first)"))
+    rs.add_argument("file", help=_("a backup file made by 'companion backup' or the backup page"))
+    rs.add_argument("--data", help=_("the data folder"))
 
     run = sub.add_parser("run", help=_("run the appliance"))
     run.add_argument("--mock", action="store_true", help=_("mock pins and screen: run on any computer"))
@@ -272,6 +282,27 @@ def cmd_games(args) -> int:
     return 0
 
 
+def cmd_backup(args) -> int:
+    from .backup import write_backup
+
+    data_dir = Path(args.data) if args.data else cfg.default_data_dir()
+    info = write_backup(data_dir, Path(args.file))
+    print(_("Backup written: {file} ({games} games).", file=args.file, games=info.games))
+    return 0
+
+
+def cmd_restore(args) -> int:
+    """Everything is checked before anything changes (exit 1 and one line
+    otherwise); what the restore replaces is kept in ``replaced-<stamp>/``."""
+    from .backup import restore_backup
+
+    data_dir = Path(args.data) if args.data else cfg.default_data_dir()
+    info = restore_backup(Path(args.file), data_dir)
+    print(_("Restored {games} games from the backup of {created_at}.", games=info.games,
+            created_at=info.created_at))
+    return 0
+
+
 def cmd_run(args) -> int:
     """The appliance, box first: the store, the session and the box (its
     first frame on the panel) come up before the web side is even imported.
@@ -316,14 +347,26 @@ def _run_box_first(args) -> int:
     set_language(config.get("language"))
     if mock:
         os.environ.setdefault("GPIOZERO_PIN_FACTORY", "mock")
+    from .backup import finish_pending
+
+    if finish_pending(data_dir):         # a restore from the web page, staged before the restart
+        logging.getLogger("companion.backup").info("a backup was restored")
+        config = cfg.load(data_dir, getattr(args, "config", None))
+        config.update(mock=mock, data_dir=str(data_dir))
+        set_language(config.get("language"))
     store = Store(data_dir, limits=limits)
     session = TableSession(store)
     box = _start_box(session, config, mock)
     if box is not None:
         logging.getLogger("hardware.box").info("box: first frame drawn")
-    from web.serve import run
+    from web.serve import RESTART_EXIT, run
 
-    return run(args, (config, store, session, box), start_extras=_join_hub)
+    code = run(args, (config, store, session, box), start_extras=_join_hub)
+    if code == RESTART_EXIT and not os.environ.get("INVOCATION_ID"):
+        # A restore from the web page on a companion that systemd does not
+        # run (a laptop, a terminal): start again in place, as the unit would.
+        os.execv(sys.executable, [sys.executable, "-m", "companion.cli", *sys.argv[1:]])
+    return code
 
 
 def _join_hub(app, store, session, config):
@@ -373,7 +416,8 @@ def cmd_hub(args) -> int:
     return run_hub(args)
 
 
-COMMANDS = {"hub": cmd_hub, "replay": cmd_replay, "export": cmd_export, "import": cmd_import, "games": cmd_games, "run": cmd_run, "solve": cmd_solve,
+COMMANDS = {"hub": cmd_hub, "replay": cmd_replay, "export": cmd_export, "import": cmd_import, "games": cmd_games,
+            "backup": cmd_backup, "restore": cmd_restore, "run": cmd_run, "solve": cmd_solve,
             "wifi": cmd_wifi}
 
 if __name__ == "__main__":  # pragma: no cover

@@ -34,7 +34,7 @@ GAMES = {
     "fight": (5, {}, 26, lambda s: True),
 }
 PAGES = ("/", "/seat", "/seat/0", "/control")
-SHARED_PAGES = ("/join", "/history", "/stats")
+SHARED_PAGES = ("/join", "/history", "/stats", "/backup")
 
 
 def long_game(game: str, seed: int = 15) -> list[dict]:

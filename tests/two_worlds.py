@@ -187,6 +187,7 @@ class Pair:
         for path in ("/api/history/plays.jsonl", "/api/history/plays.csv"):    # BG Stats, spreadsheets
             self.read("GET", path)
         self.read("GET", "/api/history/current")
+        self.read("GET", "/api/backup", WITH_PIN)           # the whole box's backup file, bytes and headers
         self.read("GET", "/dev")                             # the box's own page: refused to a phone
         for world in (self.a, self.b):
             world.seen.append(("snapshot", world.companion._table_snapshot()))
@@ -262,7 +263,7 @@ class Pair:
 
 
 PAGES = ("/api/state", "/api/seats", "/api/notices", "/api/games", "/api/history", "/api/stats",
-         "/", "/seat", "/control", "/join", "/history", "/stats", "/oled.png", "/oled.png?scale=2",
+         "/", "/seat", "/control", "/join", "/history", "/stats", "/backup", "/oled.png", "/oled.png?scale=2",
          "/dev/oled.png", "/dev/frames")
 
 

@@ -58,10 +58,12 @@ from urllib.parse import urlsplit
 
 from waitress.adjustments import Adjustments
 from waitress.channel import HTTPChannel
+from waitress.parser import HTTPRequestParser
 from waitress.server import TcpWSGIServer
 from waitress.task import ThreadedTaskDispatcher
 
 from companion import names
+from companion.backup import MAX_BACKUP_BYTES
 from companion.i18n import gettext
 from companion.limits import MAX_IMPORT_BYTES
 
@@ -81,9 +83,39 @@ HEAD_S = 10.0                   # a request line and headers, from their first b
 REQUEST_S = 60.0                # a whole request: a 1 MiB import at ~17 KiB/s
 STALLED_S = 60.0                # a response nobody reads any more
 STALE_S = 2.0                   # of no use this long, a connection may make room for anyone's
+# The exit code after a restore was staged: systemd's Restart=on-failure starts
+# the unit again (EX_TEMPFAIL), and the start swaps the restore in.
+RESTART_EXIT = 75
 DRAIN_BYTES = 8 * 1024 * 1024   # what a refused client may still send, read and dropped
 DRAIN_S = 30.0                  # ...and for how long
 ACCEPT_BURST = 64               # connections accepted per turn of the network loop
+
+
+class CompanionParser(HTTPRequestParser):
+    """waitress's request parser, with one route's larger body: a backup to
+    restore (web/backup.py) may be MAX_BACKUP_BYTES; every other request
+    keeps the server's limit, so no other route makes the box take in (and
+    spool to disk) more than a log's worth per connection."""
+
+    def parse_header(self, header_plus):
+        super().parse_header(header_plus)
+        if self.command == "POST" and self.path == RESTORE_PATH:
+            self.adj = _restore_adjustments(self.adj)
+
+
+RESTORE_PATH = "/api/backup/restore"
+_RESTORE_ADJ: dict = {}
+
+
+def _restore_adjustments(adj):
+    found = _RESTORE_ADJ.get(id(adj))
+    if found is None or found[0] is not adj:
+        import copy
+
+        bigger = copy.copy(adj)
+        bigger.max_request_body_size = MAX_BACKUP_BYTES + 64 * 1024
+        found = _RESTORE_ADJ[id(adj)] = (adj, bigger)
+    return found[1]
 
 
 class CompanionChannel(HTTPChannel):
@@ -92,6 +124,8 @@ class CompanionChannel(HTTPChannel):
     :meth:`overdue`, eviction (:meth:`evict`), a logger that tags its lines
     with the client's address (:mod:`web.logsafe`), and a graceful end after
     waitress's own refusals (:meth:`_drain`)."""
+
+    parser_class = CompanionParser
 
     error_task_class = JsonErrorTask       # waitress's own refusals in the API's JSON too
 
@@ -699,6 +733,13 @@ def run(args, parts, start_extras=None) -> int:
         print(f"companion: cannot listen on {host}:{port}: {exc.strerror or exc}", file=sys.stderr)
         return 1
 
+    restarting = []
+
+    def restart() -> None:
+        # A restore was staged (web/backup.py): stop, and let the start swap it in.
+        restarting.append(True)
+        server.stop()
+    app.extensions["companion.restart"] = restart
     stop_extras = start_extras(app, store, session, config) if start_extras else (lambda: None)
     url = join_url(host, server.port, config)
     config["url"] = url
@@ -762,7 +803,7 @@ def run(args, parts, start_extras=None) -> int:
         mdns[0]()
         watchdog.stop()
         _close(box, store)
-    return 0
+    return RESTART_EXIT if restarting else 0
 
 
 def _close(box, store) -> None:

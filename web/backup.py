@@ -1,0 +1,108 @@
+"""The box's backup on the phones (docs/api.md, "Backup").
+
+    GET  /backup                 the page: download a backup, restore one
+    GET  /api/backup             the backup file (PIN)
+    POST /api/backup/restore     restore the file sent as the body (PIN)
+
+The file is :mod:`companion.backup`'s: only what the PIN may read (the PIN
+is on the box for the whole table), so its bytes are the same whatever the
+secrets and the PIN (tests/test_two_worlds.py).  A restore is checked
+whole before anything is written; a good one is staged beside the store
+and the companion restarts to swap it in (the store is never replaced
+under the running table): ``companion run`` finishes it at its start.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from flask import Blueprint, Response, current_app, jsonify, request
+from werkzeug.exceptions import RequestEntityTooLarge
+
+from companion.backup import MAX_BACKUP_BYTES, BackupError, backup_bytes, stage_restore
+from companion.i18n import N_
+
+from .api import client, credentials
+from .app import companion
+from .errors import ApiError
+
+bp = Blueprint("backup", __name__)
+
+# Texts the page's script shows (boot.texts; tests/test_i18n.py finds them here).
+JS_TEXTS = [N_("Enter the table PIN first."), N_("Choose a backup file first."), N_("Sending…"),
+            N_("Downloaded."), N_("Restored {games} games: the box restarts now."),
+            N_("The box does not answer: try again.")]
+RESTART_DELAY_S = 0.5           # the answer reaches the phone before the companion stops
+
+
+def _check_pin(template: str) -> None:
+    pin, _token = credentials()
+    if not pin:
+        raise ApiError(401, template)
+    companion().guard.check(pin, client())
+
+
+def _data_dir() -> Path:
+    return Path(companion().session.store.dir)
+
+
+@bp.get("/backup")
+def backup_page():
+    from .pages import _common, _html
+    from companion.i18n import gettext
+    from .errors import request_language
+
+    context = _common("backup")
+    language = request_language()
+    context["boot"]["texts"].update({k: gettext(k, language) for k in JS_TEXTS})
+    return _html("backup.html", max_mb=MAX_BACKUP_BYTES // (1024 * 1024), **context)
+
+
+@bp.get("/api/backup")
+def download():
+    _check_pin(N_("a backup needs the table PIN (header X-Table-Pin)"))
+    store = companion().session.store
+    # Read on a connection of its own (WAL): the table goes on meanwhile.
+    try:
+        body, info = backup_bytes(_data_dir(), clock=store.clock)
+    except BackupError as exc:
+        raise ApiError(503, exc.template, **exc.params) from None
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(store.clock()))
+    response = Response(body, mimetype="application/zip")
+    response.headers["Content-Disposition"] = f'attachment; filename="companion-{stamp}.zip"'
+    response.headers["X-Companion-Backup-Games"] = str(info.games)
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@bp.post("/api/backup/restore")
+def restore():
+    _check_pin(N_("restoring a backup needs the table PIN (header X-Table-Pin)"))
+    request.max_content_length = MAX_BACKUP_BYTES
+    data_dir = _data_dir()
+    with tempfile.NamedTemporaryFile(dir=data_dir, prefix=".upload-", suffix=".zip") as upload:
+        try:
+            while chunk := request.stream.read(64 * 1024):
+                upload.write(chunk)
+                if upload.tell() > MAX_BACKUP_BYTES:
+                    raise RequestEntityTooLarge()
+            if request.content_length is not None and upload.tell() > request.content_length:
+                raise RequestEntityTooLarge()
+        except RequestEntityTooLarge:
+            raise ApiError(413, N_("the backup is too large (at most {limit} bytes)"),
+                           limit=MAX_BACKUP_BYTES) from None
+        upload.flush()
+        try:
+            info = stage_restore(Path(upload.name), data_dir, now=companion().session.store.clock)
+        except BackupError as exc:
+            raise ApiError(409 if "under way" in exc.template else 400, exc.template, **exc.params) from None
+    restart = current_app.extensions.get("companion.restart")
+    if restart is not None:
+        threading.Timer(RESTART_DELAY_S, restart).start()
+    response = jsonify(restored=info.as_dict(), restarting=restart is not None)
+    response.status_code = 202
+    response.headers["Cache-Control"] = "no-store"
+    return response
