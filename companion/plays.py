@@ -301,11 +301,15 @@ def store_rows(store, ids=None) -> tuple:
     """What the plays of ``store``'s finished games (``ids``: of those only)
     are made of, read in one go: the caller holds the store's lock for this
     only, and maps it with :func:`facts_from_rows` afterwards."""
-    records = [r for r in store.games() if r.finished and (ids is None or r.id in ids)]
-    unknown = [r.id for r in records if r.summary is None]
-    if unknown:                 # a store written before summaries: filled once, as a listing does
-        store.page(ids=unknown, count=len(unknown))
-        records = [store.game(r.id) if r.id in unknown else r for r in records]
+    if ids is None:
+        records = [r for r in store.games() if r.finished]
+        unknown = [r.id for r in records if r.summary is None]
+        if unknown:             # a store written before summaries: filled once, as a listing does
+            store.page(ids=unknown, count=len(unknown))
+            records = [store.game(r.id) if r.id in unknown else r for r in records]
+    else:                       # a page of the listing's kind fills a missing summary itself
+        ids = list(ids)
+        records = [r for r in store.page(0, len(ids), ids=ids)[0] if r.finished]
     wanted = [r.id for r in records]
     return (records, store.first_lines(wanted), store.seat_players(ids=wanted) if wanted else {},
             store.roster_names())

@@ -569,6 +569,10 @@ class Store:
         rows = self.db.execute("SELECT at FROM actions WHERE game_id=? ORDER BY seq", (game_id,))
         return [r[0] for r in rows]
 
+    def finished_ids(self) -> list[int]:
+        """The ids of the finished games, oldest first (by start)."""
+        return [r[0] for r in self.db.execute("SELECT id FROM games WHERE finished=1 ORDER BY started, id")]
+
     def first_lines(self, ids) -> dict[int, str]:
         """The first line (``new_game``) of each of the games ``ids``."""
         ids = list(ids)

@@ -31,6 +31,7 @@ from .errors import ApiError, request_language
 bp = Blueprint("plays", __name__)
 
 EXPORTING = threading.Lock()     # one whole-history export at a time
+CHUNK = 200                      # games read from the store per hold of the session's lock
 
 
 def table_name() -> str:
@@ -77,19 +78,30 @@ def _day(name: str) -> date | None:
 
 
 def _all_plays(first: date | None, last: date | None) -> list[tuple[int, dict]]:
-    """``(game number, payload)`` of every finished game in the dates, oldest first."""
+    """``(game number, payload)`` of every finished game in the dates, oldest first.
+
+    The store is read CHUNK games at a time, the session's lock taken for
+    each chunk only: the box's thread waits for one chunk at most, never
+    for the whole history (10,000 games read in one go held it for seconds:
+    ``python -m bench --only bench_history``).  What a store change makes
+    stale is found by the generation read first; the plays are kept for it."""
     session = companion().session
     cache = current_app.extensions.setdefault("companion.plays", {})
     table = table_name()
     with EXPORTING:
         with session.lock:
             generation = session.store.generation
-            rows = plays.store_rows(session.store) if cache.get("key") != (generation, table) else None
-        if rows is not None:            # mapped outside the lock: the table goes on meanwhile
+            ids = session.store.finished_ids() if cache.get("key") != (generation, table) else None
+        if ids is not None:
+            made = []
+            for start in range(0, len(ids), CHUNK):
+                with session.lock:
+                    rows = plays.store_rows(session.store, ids[start:start + CHUNK])
+                made += [(f, plays.play(f)) for f in plays.facts_from_rows(rows, table)]
+            made.sort(key=lambda pair: (pair[0].started, pair[0].id))
             cache.clear()
-            cache.update(key=(generation, table), facts=plays.facts_from_rows(rows, table))
-        chosen = [f for f in cache["facts"] if plays.within(f, first, last)]
-        return [(f.id, plays.play(f)) for f in chosen]
+            cache.update(key=(generation, table), plays=made)
+        return [(f.id, payload) for f, payload in cache["plays"] if plays.within(f, first, last)]
 
 
 def _download(body: str, mimetype: str, filename: str) -> Response:
