@@ -79,6 +79,7 @@ class TableSession:
         # restart starts paused, as it was at its last handover.
         self.clock = TurnClock()
         self._clock_run: bool | None = None   # the next handover's running state (None: as it was)
+        self._clock_between = False           # the game stopped a running clock (nobody's turn)
         names.warm()                     # the look-alike table, off the box's thread
         self._resume()
         self.clock.follow(self.timeline.clock, False)
@@ -220,6 +221,12 @@ class TableSession:
         turn = turn_clock.followed_turn(self.timeline.game.public(pending.step.state))
         if turn == record["turn"]:
             return None                 # the same seat goes on: its time keeps running
+        if turn is None:
+            # Nobody's turn for a while (Yenta between hands): the clock
+            # stands, and starts again with the next seat the game names.
+            self._clock_between = self.clock.running
+        elif record["turn"] is None and self._clock_between:
+            self._clock_run, self._clock_between = True, False
         action = dict(action, clock=self.clock.handover(turn))
         return action, self.timeline.check(action)
 
@@ -234,6 +241,7 @@ class TableSession:
             seats = len(self.timeline.players)
             if self.timeline.game.id in turn_clock.FOLLOWED:
                 turn = turn_clock.followed_turn(public)
+                self._clock_between = turn is None      # starts with the first seat the game names
             else:
                 turn = (turn_clock.seats_in_play(public) or [None])[0]
             record = turn_clock.new_record(mode, bank_ms, extra_ms, seats, turn)

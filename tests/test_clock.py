@@ -233,7 +233,7 @@ def test_a_clock_key_is_only_for_games_with_their_own_turns():
     assert info.value.line == 2 and "clock" in str(info.value)
 
 
-@pytest.mark.parametrize("sample", ["yenta/full_hand.jsonl", "sloppy-seconds/trick_entry_trump.jsonl",
+@pytest.mark.parametrize("sample", ["yenta/full_hand.jsonl", "yenta/mid_hand.jsonl", "sloppy-seconds/trick_entry_trump.jsonl",
                                     "fight/three_players.jsonl"])
 def test_the_clock_follows_each_game_of_its_own_turns(table, fake, sample):
     """The samples played with a clock set after new_game: after every move
@@ -250,6 +250,7 @@ def test_the_clock_follows_each_game_of_its_own_turns(table, fake, sample):
         table.submit(json.loads(line))
         public = table.public()
         assert public["clock"]["turn"] == tc.followed_turn(public)
+        assert table.clock.running == (public["clock"]["turn"] is not None)   # runs again after a hand
     plain = replay(lines).public()
     clocked = replay(table.export_lines()).public()
     assert clocked.pop("clock")["turn"] == tc.followed_turn(plain)
