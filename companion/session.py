@@ -390,6 +390,8 @@ class TableSession:
             undone = self.clock.record if kind == "undo" else None
             charged = self.clock.given_back(undone, record) if undone and record else 0
             self.clock.follow(record, run, charged)
+        if self.timeline.started and self.timeline.finished:
+            self.clock.pause()          # the game is over: nobody's time runs any more
         self._clock_run = None
 
     def _announce(self, kind, action_type, secret, seat) -> dict:
