@@ -14,7 +14,11 @@ time on a 400 kHz bus):
   ends, the handover is checked, appended to the game's log (SQLite, its
   commit included), the next seat's time is drawn;
 * **redraw_baseline** — the same child, DOWN/UP on the clock's set-up list:
-  a press that only redraws, the figure the handover sits beside.
+  a press that only redraws, the figure the handover sits beside;
+* ``*_drawn`` — the same without the driver and the bus: the box's own work;
+* **core_handover** beside **core_logged_action** — the session alone (the
+  box idle): a handover beside a scoreboard ``add``; both end in the store's
+  durable append, which is most of either.
 """
 
 from __future__ import annotations
@@ -47,19 +51,20 @@ def child(presses: int) -> dict:
 
     handed = threading.Event()
     bus = CountingBus()
-    done_at, wire = [0.0], []
+    done_at, wire, driver = [0.0], [], []
     ssd1306 = type(make_device("ssd1306", i2c(bus=CountingBus(), address=0x3C)))
 
     class Timed(ssd1306):
         def display(self, image):
-            before = bus.clocks
+            before, t0 = bus.clocks, time.perf_counter()
             super().display(image)
             done_at[0] = time.perf_counter()
+            driver.append(done_at[0] - t0)
             wire.append((bus.clocks - before) / I2C_HZ)
             handed.set()
 
     def measure(pin_names, pins, n):
-        samples = []
+        samples, drawn = [], []
         for i in range(n):
             pin = pins[pin_names[i % len(pin_names)]]
             handed.clear()
@@ -68,10 +73,11 @@ def child(presses: int) -> dict:
             if not handed.wait(10):
                 raise RuntimeError("no frame reached the panel")
             samples.append(done_at[0] - t0 + wire[-1])
+            drawn.append(done_at[0] - t0 - driver[-1])
             pin.drive_high()
             box.flush()
             time.sleep(config["bounce_ms"] / 1000 + 0.0005)
-        return samples
+        return samples, drawn
 
     with tempfile.TemporaryDirectory() as data:
         store = Store(data)
@@ -87,20 +93,39 @@ def child(presses: int) -> dict:
             session.clock_set("fischer", 3_600_000, 5000)
             box.app.push(clock_ui.ClockSetup(box.app))      # the set-up list: the baseline's redraws
             box.flush()
-            baseline = measure(("down", "up"), pins, presses)
+            baseline, baseline_drawn = measure(("down", "up"), pins, presses)
             box.app.close_layers()
             box.app.push(clock_ui.ClockScreen(box.app))
             box.flush()
-            handovers = measure(("ok",), pins, presses)
+            handovers, handovers_drawn = measure(("ok",), pins, presses)
             if len(session.export_lines()) < presses:
                 raise RuntimeError("the presses did not hand the clock on")
+            box.app.close_layers()
+            box.flush()
+            # The core alone, the box idle: a handover beside an ordinary
+            # logged action (both end in the store's durable append).
+            core, logged = [], []
+            for _ in range(presses):
+                t0 = time.perf_counter()
+                session.clock_end_turn()
+                core.append(time.perf_counter() - t0)
+                t0 = time.perf_counter()
+                session.submit({"type": "add", "seat": 0, "points": 1})
+                logged.append(time.perf_counter() - t0)
+                box.flush()
         finally:
             box.close()
             factory.reset()
             store.close()
     ms = lambda v: round(v * 1000, 3)           # noqa: E731
     return {"clock_handover_p99_ms": ms(_p99(handovers)), "clock_handover_median_ms": ms(statistics.median(handovers)),
-            "redraw_baseline_p99_ms": ms(_p99(baseline)), "redraw_baseline_median_ms": ms(statistics.median(baseline))}
+            "redraw_baseline_p99_ms": ms(_p99(baseline)), "redraw_baseline_median_ms": ms(statistics.median(baseline)),
+            # Without the driver and the bus: the box's own work (the handover: check, log, draw).
+            "clock_handover_drawn_p99_ms": ms(_p99(handovers_drawn)),
+            "redraw_baseline_drawn_p99_ms": ms(_p99(baseline_drawn)),
+            "core_handover_median_ms": ms(statistics.median(core)), "core_handover_p99_ms": ms(_p99(core)),
+            "core_logged_action_median_ms": ms(statistics.median(logged)),
+            "core_logged_action_p99_ms": ms(_p99(logged))}
 
 
 def run(quick: bool = False, speeds=("full", "1/8")) -> dict:

@@ -79,6 +79,7 @@ class TableSession:
         # restart starts paused, as it was at its last handover.
         self.clock = TurnClock()
         self._clock_run: bool | None = None   # the next handover's running state (None: as it was)
+        self._clock_between = False           # the game stopped a running clock (nobody's turn)
         self._resume()
         self.clock.follow(self.timeline.clock, False)
 
@@ -219,6 +220,12 @@ class TableSession:
         turn = turn_clock.followed_turn(self.timeline.game.public(pending.step.state))
         if turn == record["turn"]:
             return None                 # the same seat goes on: its time keeps running
+        if turn is None:
+            # Nobody's turn for a while (Yenta between hands): the clock
+            # stands, and starts again with the next seat the game names.
+            self._clock_between = self.clock.running
+        elif record["turn"] is None and self._clock_between:
+            self._clock_run, self._clock_between = True, False
         action = dict(action, clock=self.clock.handover(turn))
         return action, self.timeline.check(action)
 
@@ -233,6 +240,7 @@ class TableSession:
             seats = len(self.timeline.players)
             if self.timeline.game.id in turn_clock.FOLLOWED:
                 turn = turn_clock.followed_turn(public)
+                self._clock_between = turn is None      # starts with the first seat the game names
             else:
                 turn = (turn_clock.seats_in_play(public) or [None])[0]
             record = turn_clock.new_record(mode, bank_ms, extra_ms, seats, turn)
@@ -381,6 +389,8 @@ class TableSession:
             undone = self.clock.record if kind == "undo" else None
             charged = self.clock.given_back(undone, record) if undone and record else 0
             self.clock.follow(record, run, charged)
+        if self.timeline.started and self.timeline.finished:
+            self.clock.pause()          # the game is over: nobody's time runs any more
         self._clock_run = None
 
     def _announce(self, kind, action_type, secret, seat) -> dict:

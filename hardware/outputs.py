@@ -1,9 +1,11 @@
 """Optional outputs: one LED per seat, and a buzzer.  Absent by default.
 
 ``leds`` (a list of BCM pins, seat order): a seat's LED is lit while its
-secret entry is locked, so the table sees who is still choosing.
+secret entry is locked, so the table sees who is still choosing, and once
+its turn-clock bank has run out.
 ``buzzer`` (a BCM pin, an *active* buzzer driven by gpiozero ``Buzzer``):
-one chirp at a reveal, two at the end of a round.
+one chirp at a reveal, two at the end of a round, three when a turn-clock
+bank runs out.
 
 A missing or failing output is logged and skipped; it never stops the box.
 """

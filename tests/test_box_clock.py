@@ -215,7 +215,7 @@ def test_a_whole_clocked_scoreboard_game(table, mode):
     table.press("ok")                                     # go on
     assert s.clock.running
     s.submit({"type": "add", "seat": 0, "points": 10}, source="web")
-    assert s.public()["finished"]
+    assert s.public()["finished"] and not s.clock.running          # the game over stops the clock
     table.advance(600)
     table.box.flush()
     assert table.clock()["turn"] == 0                     # a finished game logs no more handovers

@@ -231,3 +231,27 @@ def test_a_clock_key_is_only_for_games_with_their_own_turns():
     with pytest.raises(Exception) as info:
         replay(lines)
     assert info.value.line == 2 and "clock" in str(info.value)
+
+
+@pytest.mark.parametrize("sample", ["yenta/full_hand.jsonl", "yenta/mid_hand.jsonl", "sloppy-seconds/trick_entry_trump.jsonl",
+                                    "fight/three_players.jsonl"])
+def test_the_clock_follows_each_game_of_its_own_turns(table, fake, sample):
+    """The samples played with a clock set after new_game: after every move
+    the clock runs for the seat the game names, and the log still replays
+    to the sample's state (plus its clock)."""
+    from conftest import SCENARIOS
+
+    path = SCENARIOS / sample
+    lines = [line for line in path.read_text().splitlines() if line.strip()]
+    table.submit(json.loads(lines[0]))
+    table.clock_set("fischer", 600_000, 1000)
+    for line in lines[1:]:
+        fake.t += 2
+        table.submit(json.loads(line))
+        public = table.public()
+        assert public["clock"]["turn"] == tc.followed_turn(public)
+        assert table.clock.running == (public["clock"]["turn"] is not None)   # runs again after a hand
+    plain = replay(lines).public()
+    clocked = replay(table.export_lines()).public()
+    assert clocked.pop("clock")["turn"] == tc.followed_turn(plain)
+    assert clocked == plain

@@ -17,7 +17,7 @@ from test_web_support import PIN, FakeBox, make_app, make_session, pin_headers
 
 PAGES = ["/", "/seat", "/seat/0", "/seat/1", "/control", "/join"]
 STATIC = Path(__file__).resolve().parents[1] / "web" / "static"
-OUR_SCRIPTS = ["common.js", "chart.js", "games.js", "board.js", "seat.js", "control.js"]
+OUR_SCRIPTS = ["common.js", "chart.js", "games.js", "board.js", "seat.js", "control.js", "clock.js"]
 
 
 def third_man_round() -> list[dict]:

@@ -97,6 +97,7 @@
     var a = step.action;
     if (a.type === "new_game") return t("New game: {players}", { players: (a.players || []).join(", ") });
     if (a.type === "undo") return t("Undo");
+    if (a.type === "clock" && Array.isArray(a.banks)) return clockLine(a, state);
     if (C.gameOf) {
       try {
         var own = C.gameOf(state).describe(step);
@@ -111,6 +112,18 @@
       return t("{name}: {action}", { name: state.players[a.seat], action: what });
     }
     return what;
+  }
+
+  // A turn clock's handover (docs/replay.md): every seat's time, and whose runs.
+  function clockLine(a, state) {
+    var players = state.players || [];
+    var times = a.banks.map(function (ms, seat) {
+      var s = Math.max(0, Math.ceil(ms / 1000)), hh = Math.floor(s / 3600), mm = Math.floor((s % 3600) / 60);
+      var two = function (n) { return (n < 10 ? "0" : "") + n; };
+      return (players[seat] || "?") + " " + (hh ? hh + ":" + two(mm) : mm) + ":" + two(s % 60);
+    }).join(", ");
+    if (typeof a.turn === "number") return t("Clock: {times} · {name} to play", { times: times, name: players[a.turn] || "?" });
+    return t("Clock: {times} · stopped", { times: times });
   }
 
   function plainBoard(root, s) {

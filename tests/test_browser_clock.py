@@ -1,0 +1,70 @@
+"""The turn clock on the phone pages, in a real browser: every seat's time on
+the seat page and the table control, the claimed seat ends its own turn from
+its page, the pages fit 320 and 430 px and pass axe-core in English and
+French (tests/test_browser_axe.py's rules)."""
+
+from __future__ import annotations
+
+import pytest
+
+from test_browser import PIN  # noqa: F401  (the browser's skip rules come with it)
+from test_browser_axe import severe_violations
+from test_web_support import http, pin_headers
+
+pytest_plugins = ["browser_support"]
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def clocked(long_table):
+    table = long_table.play("scoreboard")
+    status, _, body = http(table.server.port, "POST", "/api/clock", b'{"mode": "fischer", "bank_s": 600, '
+                           b'"extra_s": 5}', {**pin_headers(), "Content-Type": "application/json"})
+    assert status == 200, body
+    yield table
+    # The shared table goes back to its game without a clock.
+    status, _, body = http(table.server.port, "GET", "/api/state")
+    while "clock" in body:
+        http(table.server.port, "POST", "/api/actions", b'{"type": "undo"}',
+             {**pin_headers(), "Content-Type": "application/json"})
+        status, _, body = http(table.server.port, "GET", "/api/state")
+
+
+@pytest.mark.parametrize("lang", ["en", "fr"])
+@pytest.mark.parametrize("width", [320, 430])
+def test_the_clock_on_the_seat_page_and_the_control(browser, clocked, lang, width):
+    table = clocked
+    context = browser.new_context(locale="fr-FR" if lang == "fr" else "en-GB",
+                                  viewport={"width": width, "height": 740}, is_mobile=True, has_touch=True)
+    context.set_default_timeout(5000)
+    context.add_init_script(f"localStorage.setItem('companion.seats', JSON.stringify({{'0': '{table.token}'}}))")
+    try:
+        page = context.new_page()
+        page.goto(table.base + "/seat/0")
+        page.wait_for_selector("#clock-section:not([hidden]) .clock-list li")
+        rows = page.locator("#clock-section .clock-list li")
+        assert rows.count() >= 2
+        assert "10:00" in rows.nth(1).inner_text()
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        problems = severe_violations(page)
+        end = page.locator("#clock-section button.primary")
+        assert end.count() == 1                                   # seat 0 runs: its own turn to end
+        end.click()
+        page.wait_for_function("() => !document.querySelector('#clock-section button.primary')")
+        _s, _h, state = http(table.server.port, "GET", "/api/state")
+        assert state["clock"]["turn"] == 1
+
+        page.goto(table.base + "/control")
+        page.evaluate(f"sessionStorage.setItem('companion.pin', '{PIN}')")
+        page.reload()
+        page.wait_for_selector("#clock-section:not([hidden]) .clock-list li")
+        assert page.locator("#clock-mode").count() == 1
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        problems += severe_violations(page)
+        page.locator("#clock-section button.primary").click()    # the table ends the running turn
+        page.wait_for_function("() => document.querySelectorAll('#clock-section li.running').length === 1 && "
+                               "document.querySelector('#clock-section li.running') === "
+                               "document.querySelectorAll('#clock-section li')[2]")
+    finally:
+        context.close()
+    assert not problems, "\n".join(problems)
