@@ -512,6 +512,10 @@ class Box:
         canvas = Canvas()
         if self.app is not None:
             self.app.draw(canvas)
+            if getattr(self.session.clock, "running", False):
+                # A running turn clock is watched, not idle: the panel stays lit
+                # (its screen redraws every second; a paused clock may dim and sleep).
+                self.care.wake()
             self.care.long_lived(self.app.long_lived())
             self.care.place(canvas)
         else:

@@ -322,3 +322,23 @@ def test_dev_oled_png_is_black_while_the_panel_sleeps_and_a_dev_press_wakes_it(m
         assert png("/dev/oled.png").getbbox() is not None and box.app.layers == []   # woken; no menu
     finally:
         app.extensions["companion"].close()
+
+
+def test_a_running_turn_clock_keeps_the_panel_lit_and_a_paused_one_lets_it_sleep(make_box):
+    """A clock that runs is being watched: its screen redraws every second and
+    the panel neither dims nor sleeps; paused, the panel's delays count again."""
+    box, clock = care_box(make_box, dim_s=60, sleep_s=120)
+    session = box.session
+    session.clock.now = clock                      # one fake time for the clock and the panel
+    session.submit({"type": "new_game", "game": "scoreboard", "players": PLAYERS, "options": {"target": 10}})
+    session.clock_set("sudden", 3_600_000, 0)
+    assert session.clock.running
+    for _ in range(5):
+        later(box, clock, 50)                      # 250 s with nobody touching anything
+        box._wait(box._post(("refresh",)))         # the clock screen's redraw of each second
+    assert box.care.state == pc.LIT and not black(box)
+    assert session.clock_pause()
+    box.flush()
+    later(box, clock, 130)
+    box._wait(box._post(("refresh",)))
+    assert box.care.state == pc.ASLEEP and black(box)

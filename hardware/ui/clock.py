@@ -86,6 +86,8 @@ class ClockSetup(ListLayer):
 
 
 class ClockScreen(Layer):
+    long_lived = True           # up for a whole game: moves by a pixel now and then (panel care)
+
     def key(self, name: str) -> None:
         session = self.app.session
         clock = session.clock
