@@ -536,10 +536,21 @@ def finish_pending(data_dir: Path) -> bool:
         if replaced and (old.exists() or old.is_symlink()):
             os.replace(old, aside / name) if not (aside / name).exists() else _remove(old)
         if new.exists():
+            _own_like(data_dir, new)
             os.replace(new, old)
     _fsync_dir(data_dir)
     shutil.rmtree(stage, ignore_errors=True)
     return True
+
+
+def _own_like(data_dir: Path, path: Path) -> None:
+    """``companion restore`` run as root: what it puts in place belongs to
+    the data folder's owner (the service user), who must go on writing it."""
+    if os.geteuid() != 0:
+        return
+    st = data_dir.stat()
+    for item in [path, *(path.rglob("*") if path.is_dir() else ())]:
+        os.chown(item, st.st_uid, st.st_gid, follow_symlinks=False)
 
 
 def _remove(path: Path) -> None:

@@ -8,6 +8,7 @@ the hub's key."""
 from __future__ import annotations
 
 import hashlib
+import os
 import io
 import itertools
 import json
@@ -409,3 +410,14 @@ def test_only_the_restore_route_takes_a_body_the_size_of_a_backup(tmp_path):
             assert status == 413 and "too large" in body["error"]
     finally:
         box.close()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (as 'companion restore' run with sudo)")
+def test_a_restore_run_as_root_leaves_the_files_to_the_data_folders_owner(tmp_path, good_backup):
+    folder = tmp_path / "box"
+    folder.mkdir()
+    os.chown(folder, 4321, 4321)
+    (tmp_path / "f.zip").write_bytes(good_backup)
+    restore_backup(tmp_path / "f.zip", folder)
+    for item in [folder / "companion.db", folder / "companion.toml", *(folder / "backups").rglob("*")]:
+        assert (item.stat().st_uid, item.stat().st_gid) == (4321, 4321), item
