@@ -20,7 +20,7 @@ import pytest
 
 from companion import config as cfg
 from companion.backup import (FORMAT_VERSION, MANIFEST, TABLE_SETTINGS, BackupError, finish_pending,
-                              restore_backup, toml_text, write_backup)
+                              restore_backup, toml_text)
 from companion.cli import main
 from companion.session import TableSession
 from companion.store import Store
