@@ -421,3 +421,38 @@ def test_a_restore_run_as_root_leaves_the_files_to_the_data_folders_owner(tmp_pa
     restore_backup(tmp_path / "f.zip", folder)
     for item in [folder / "companion.db", folder / "companion.toml", *(folder / "backups").rglob("*")]:
         assert (item.stat().st_uid, item.stat().st_gid) == (4321, 4321), item
+
+
+def test_any_byte_of_a_backup_changed_is_refused_or_restores_the_very_same_world(tmp_path, good_backup):
+    """A flipped byte anywhere: a clear refusal that changes nothing, or (a
+    byte no check covers: a zip header's date) the same world; never an
+    exception of another kind, never another world."""
+    import random
+
+    rng = random.Random(28)
+    (tmp_path / "good.zip").write_bytes(good_backup)
+    restore_backup(tmp_path / "good.zip", tmp_path / "reference")
+    reference = Box(tmp_path / "reference")
+    expected = reference.seen()
+    reference.close()
+    refused = 0
+    for n in range(60):
+        spot = rng.randrange(len(good_backup))
+        bad = bytearray(good_backup)
+        bad[spot] ^= 1 << rng.randrange(8)
+        file = tmp_path / f"bad-{n}.zip"
+        file.write_bytes(bytes(bad))
+        folder = tmp_path / f"box-{n}"
+        try:
+            restore_backup(file, folder)
+        except BackupError as exc:
+            refused += 1
+            assert "\n" not in str(exc)
+            assert not (folder / "companion.db").exists() and not (folder / ".restore-new").exists()
+            continue
+        box = Box(folder)
+        try:
+            assert box.seen() == expected, spot
+        finally:
+            box.close()
+    assert refused > 40
