@@ -456,3 +456,21 @@ def test_any_byte_of_a_backup_changed_is_refused_or_restores_the_very_same_world
         finally:
             box.close()
     assert refused > 40
+
+
+def test_a_game_backed_up_again_after_its_reveal_is_whole_and_before_it_is_cut_again(tmp_path):
+    box = Box(tmp_path / "a")
+    try:
+        gid = box.play(THIRD_MAN, bid(0, 6), bid(2, 3))
+
+        def log():
+            with zipfile.ZipFile(io.BytesIO(download(box))) as zf:
+                return zf.read(f"games/{gid:06d}.jsonl").decode().splitlines()
+        assert len(log()) == 2
+        box.play(bid(1, 8), bid(3, 1))                      # revealed: the round is public
+        assert len(log()) == 5 and '"card": 3' in "".join(log())
+        box.play(bid(2, 0))                                 # the next round's lead (Chloé): public at once
+        box.play(bid(0, 2))                                 # a secret again
+        assert len(log()) == 6 and log()[-1] == '{"type": "bid", "seat": 2, "card": 0}'
+    finally:
+        box.close()
