@@ -64,7 +64,7 @@ READY = "RESTORE-READY"
 # What a phone may send to be restored (the web's limit) and what a file may
 # unpack to: a full store (companion/limits.py: 100 MB of logs) fits both.
 MAX_BACKUP_BYTES = 16 * 1024 * 1024
-MAX_UNPACKED_BYTES = 256 * 1024 * 1024
+MAX_UNPACKED_BYTES = 128 * 1024 * 1024       # the largest store (100 MB of logs) and its lists
 MAX_MEMBERS = 20_010
 # What the swap moves: the store and its journal, the settings, the Wi-Fi
 # password, the per-game logs of finished games.
