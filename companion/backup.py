@@ -64,7 +64,7 @@ READY = "RESTORE-READY"
 # What a phone may send to be restored (the web's limit) and what a file may
 # unpack to: a full store (companion/limits.py: 100 MB of logs) fits both.
 MAX_BACKUP_BYTES = 16 * 1024 * 1024
-MAX_UNPACKED_BYTES = 256 * 1024 * 1024
+MAX_UNPACKED_BYTES = 128 * 1024 * 1024       # the largest store (100 MB of logs) and its lists
 MAX_MEMBERS = 20_010
 # What the swap moves: the store and its journal, the settings, the Wi-Fi
 # password, the per-game logs of finished games.
@@ -121,15 +121,13 @@ def write_backup(data_dir: Path, dest: Path, clock=time.time) -> BackupInfo:
 def backup_bytes(data_dir: Path, clock=time.time) -> tuple[bytes, BackupInfo]:
     """The backup file's bytes and its info.  The same store, settings and
     clock give the same bytes."""
-    from .exports import public_prefix
-
     now = clock()
     created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
     games, roster = _read_store(data_dir / "companion.db")
     members: dict[str, bytes] = {}
     listed = []
     for game in games:
-        lines = public_prefix(game.pop("lines"))
+        lines = _public_prefix(game.pop("lines"))
         if not lines:
             continue
         ats = game.pop("ats")
@@ -156,6 +154,29 @@ def backup_bytes(data_dir: Path, clock=time.time) -> tuple[bytes, BackupInfo]:
             info.external_attr = 0o600 << 16
             zf.writestr(info, data)
     return out.getvalue(), BackupInfo(FORMAT_VERSION, created, len(listed), manifest["made_by"])
+
+
+# The public prefix of a log, by the log's digest: folding every game is
+# most of a backup's cost, and a finished game never changes.  Only its
+# length is kept (a few bytes a game), for logs whose prefix is their own
+# first lines (as the store writes them); any other log is folded each time.
+_PREFIX_LENGTHS: dict[bytes, int] = {}
+_PREFIX_KEPT = 50_000
+
+
+def _public_prefix(lines: list[str]) -> list[str]:
+    from .exports import public_prefix
+
+    key = hashlib.sha256("\n".join(lines).encode("utf-8", "surrogatepass")).digest()
+    known = _PREFIX_LENGTHS.get(key)
+    if known is not None:
+        return lines[:known]
+    prefix = public_prefix(lines)
+    if prefix == lines[:len(prefix)]:
+        if len(_PREFIX_LENGTHS) >= _PREFIX_KEPT:
+            _PREFIX_LENGTHS.clear()
+        _PREFIX_LENGTHS[key] = len(prefix)
+    return prefix
 
 
 def _json(value) -> bytes:
@@ -253,7 +274,7 @@ def check_bytes(data: bytes) -> tuple[BackupInfo, dict]:
         raise BackupError(N_("this is not a companion backup (not a zip file made by the companion)"))
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
-    except (zipfile.BadZipFile, OSError, ValueError):
+    except Exception:   # BadZipFile, and whatever a scribbled directory makes zipfile raise (NotImplementedError…)
         raise BackupError(N_("this backup is damaged or cut short: it cannot be opened")) from None
     with zf:
         names = zf.namelist()
@@ -302,9 +323,7 @@ def _member(zf: zipfile.ZipFile, name: str, limit: int) -> bytes:
     try:
         with zf.open(name) as fh:
             raw = fh.read(limit + 1)
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError, RuntimeError):
-        raise _damaged(name) from None
-    except Exception:                    # zlib.error and kin: bytes that do not inflate
+    except Exception:       # BadZipFile (a CRC), zlib.error, EOFError, NotImplementedError: bytes that do not inflate
         raise _damaged(name) from None
     if len(raw) > limit:
         raise _damaged(name)
@@ -466,11 +485,15 @@ def stage_restore(src: Path, data_dir: Path, *, now=time.time) -> BackupInfo:
 
 
 def _build(stage: Path, data_dir: Path, content: dict) -> None:
-    from .store import Store, dump_action
+    from .store import Store, _put_summary, _size, dump_action, summary_of
 
     store = Store(stage, clock=lambda: 0.0)
     try:
         db = store.db
+        # One transaction, not synced: a folder cut short by a power cut is
+        # never marked ready (and is thrown away); the file is synced whole
+        # before it is.
+        db.execute("PRAGMA synchronous=OFF")
         db.execute("BEGIN IMMEDIATE")
         db.executemany("INSERT INTO roster (id, name, key, added) VALUES (?,?,?,?)",
                        [(p["id"], p["name"], _key(p["name"]), p["added"]) for p in content["roster"]])
@@ -479,13 +502,15 @@ def _build(stage: Path, data_dir: Path, content: dict) -> None:
                        " VALUES (?,?,?,?,?,?,?)",
                        (g["id"], g["game"], json.dumps(g["players"], ensure_ascii=False), g["started"],
                         g["updated"], int(g["finished"]), json.dumps(g["winner"]) if g["winner"] is not None else None))
+            lines = [dump_action(json.loads(line)) for line in g["lines"]]     # as the store writes them
             db.executemany("INSERT INTO actions VALUES (?,?,?,?)",
-                           [(g["id"], n, dump_action(json.loads(line)), at)
-                            for n, (line, at) in enumerate(zip(g["lines"], g["at"]), start=1)])
+                           [(g["id"], n, line, at) for n, (line, at) in enumerate(zip(lines, g["at"]), start=1)])
             db.executemany("INSERT INTO roster_seats VALUES (?,?,?)",
                            [(g["id"], seat, player) for seat, player in enumerate(g["seats"])])
+            # The summary a listing reads: the state the check folded the log to.
+            _put_summary(db, g["id"], len(lines), _size(lines), summary_of(g["public"]))
         db.execute("COMMIT")
-        store._fill_summaries()
+        db.execute("PRAGMA synchronous=FULL")
         store._checkpoint()
         for g in content["games"]:
             if g["finished"]:
@@ -494,6 +519,8 @@ def _build(stage: Path, data_dir: Path, content: dict) -> None:
         store.close()
     for suffix in ("-wal", "-shm"):
         Path(str(stage / "companion.db") + suffix).unlink(missing_ok=True)
+    with open(stage / "companion.db", "rb+") as fh:
+        os.fsync(fh.fileno())
     toml = {k: v for k, v in _read_toml(data_dir / "companion.toml").items() if k not in TABLE_SETTINGS}
     toml.update(content["settings"])
     _write_synced(stage / "companion.toml", toml_text(toml))
@@ -536,10 +563,21 @@ def finish_pending(data_dir: Path) -> bool:
         if replaced and (old.exists() or old.is_symlink()):
             os.replace(old, aside / name) if not (aside / name).exists() else _remove(old)
         if new.exists():
+            _own_like(data_dir, new)
             os.replace(new, old)
     _fsync_dir(data_dir)
     shutil.rmtree(stage, ignore_errors=True)
     return True
+
+
+def _own_like(data_dir: Path, path: Path) -> None:
+    """``companion restore`` run as root: what it puts in place belongs to
+    the data folder's owner (the service user), who must go on writing it."""
+    if os.geteuid() != 0:
+        return
+    st = data_dir.stat()
+    for item in [path, *(path.rglob("*") if path.is_dir() else ())]:
+        os.chown(item, st.st_uid, st.st_gid, follow_symlinks=False)
 
 
 def _remove(path: Path) -> None:

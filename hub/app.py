@@ -22,7 +22,7 @@ from companion import games as core_games
 from companion.i18n import LANGUAGES, gettext, normalise
 
 from . import ingest, league, tournament
-from .db import HubError, Pool, box_for_key, connect, migrate
+from .db import HubError, Pool, box_for_key, connect, migrate, store_backup
 
 log = logging.getLogger("companion.hub")
 
@@ -400,6 +400,24 @@ def create_app(url: str, *, pool_size: int = 8, streams: int = 64, waiters: int 
         tables.publish({"box": box["name"], "state": data["state"], "updated": now.isoformat()})
         writer.put(box["id"], data["state"], game, now)
         return jsonify({})
+
+    @app.put("/api/box/backup")
+    def box_backup():
+        """The box's latest backup file (companion/backup.py, sent by
+        hub/feeder.py): checked whole as a restore would, then kept, one per
+        box (``companion hub backup BOX FILE`` gives it back)."""
+        from companion.backup import MAX_BACKUP_BYTES, BackupError, check_bytes
+
+        request.max_content_length = MAX_BACKUP_BYTES
+        with db() as conn:
+            box = box_auth(conn)
+            data = request.get_data(cache=False)
+            try:
+                info, _content = check_bytes(data)
+            except BackupError as exc:
+                raise ApiRefusal(422, str(exc)) from None
+            digest = store_backup(conn, box["id"], data, info.games, info.created_at)
+        return jsonify({"stored": True, "games": info.games, "sha256": digest})
 
     @app.get("/api/box/assignment")
     def box_assignment():

@@ -40,6 +40,9 @@ def add_parser(sub) -> None:
     s.add_argument("--port", type=int, default=8100)
     with_db(cmds.add_parser("add-box", help="register a box and print its key")).add_argument("name")
     with_db(cmds.add_parser("revoke-box", help="revoke a box's key")).add_argument("name")
+    bk = with_db(cmds.add_parser("backup", help="write the latest backup a box sent (restore it with 'companion restore')"))
+    bk.add_argument("name")
+    bk.add_argument("file")
     r = with_db(cmds.add_parser("rerate", help="recompute every rating from scratch"))
     r.add_argument("--game")
     lk = with_db(cmds.add_parser("link", help="two roster names are one player"))
@@ -113,6 +116,13 @@ def _organiser(conn, args) -> int:
     elif cmd == "revoke-box":
         revoke_box(conn, args.name)
         print(f"Box {args.name!r} revoked: its key is refused from now on.")
+    elif cmd == "backup":
+        from .db import latest_backup
+
+        row = latest_backup(conn, args.name)
+        with open(args.file, "wb") as fh:
+            fh.write(bytes(row["backup"]))
+        print(f"The backup of {args.name!r} made {row['created']} ({row['games']} games) is in {args.file}.")
     elif cmd == "rerate":
         print(f"{league.rerate(conn, args.game)} games rated.")
     elif cmd == "link":

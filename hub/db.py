@@ -168,6 +168,18 @@ MIGRATIONS = [
         PRIMARY KEY (tournament_id, round, tbl)
     );
     """,
+    # 3: each box's latest backup file (companion/backup.py), as the box
+    # sends it: what the organiser restores onto a replacement box.
+    """
+    CREATE TABLE box_backups (
+        box_id    integer PRIMARY KEY REFERENCES boxes(id),
+        backup    bytea NOT NULL,
+        sha256    text NOT NULL,
+        games     integer NOT NULL,
+        created   text NOT NULL,
+        received  timestamptz NOT NULL DEFAULT now()
+    );
+    """,
 ]
 
 
@@ -283,3 +295,24 @@ def box_for_key(conn, key: str):
     """The box row of a valid, unrevoked key, or None."""
     return conn.execute("SELECT id, name FROM boxes WHERE key_hash = %s AND NOT revoked",
                         (key_hash(key),)).fetchone()
+
+
+def store_backup(conn, box_id: int, data: bytes, games: int, created: str) -> str:
+    """Keep ``data`` as the box's latest backup (the one before is dropped); its SHA-256."""
+    digest = hashlib.sha256(data).hexdigest()
+    with conn.transaction():
+        conn.execute("INSERT INTO box_backups (box_id, backup, sha256, games, created) VALUES (%s, %s, %s, %s, %s)"
+                     " ON CONFLICT (box_id) DO UPDATE SET backup = EXCLUDED.backup, sha256 = EXCLUDED.sha256,"
+                     " games = EXCLUDED.games, created = EXCLUDED.created, received = now()",
+                     (box_id, data, digest, games, created))
+    return digest
+
+
+def latest_backup(conn, name: str):
+    """The latest backup of the box called ``name``: a row with ``backup``,
+    ``games``, ``created``, ``received``; raises HubError if there is none."""
+    row = conn.execute("SELECT b.backup, b.games, b.created, b.received FROM box_backups b"
+                       " JOIN boxes x ON x.id = b.box_id WHERE x.name = %s", (name,)).fetchone()
+    if row is None:
+        raise HubError(f"no backup from a box called {name!r} yet")
+    return row

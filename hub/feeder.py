@@ -22,6 +22,11 @@ client to join a hub.
   only wakes it (an Event, from the subscriber callback: no I/O under the
   session lock, nothing on the render thread).  Failures back off
   exponentially with jitter, 1 s to 5 min.
+* **The box's backup**: after the games, the box's latest backup file
+  (:mod:`companion.backup`: public prefixes only, no PIN, no hub key) is
+  sent (``PUT /api/box/backup``) when the store or the settings changed
+  since the last one the hub took, at most once every ``backup_every``
+  seconds (10 min); a hub without the route (an older one) is left alone.
 * **Live table**: the latest public state is sent (``PUT /api/box/state``)
   after each change, the newest only.
 * **Status** (:meth:`Feeder.status`, the box's ``GET /api/hub``): reachable
@@ -69,6 +74,7 @@ CREATE TABLE IF NOT EXISTS hub_outbox (
 BATCH = 2000            # lines per request (a whole game is usually one request)
 LISTEN_S = 25.0         # the long poll's wait (under the hub's 30 s cap and common proxy timeouts)
 MIN_BACKOFF, MAX_BACKOFF = 1.0, 300.0
+BACKUP_EVERY = 600.0    # seconds between two backups sent (a busy evening: one every 10 min, not per action)
 
 
 class HubRefused(Exception):
@@ -77,12 +83,17 @@ class HubRefused(Exception):
 
 class Feeder:
     def __init__(self, db_path, url: str, key: str, session=None, *, timeout: float = 10.0,
-                 min_backoff: float = MIN_BACKOFF, max_backoff: float = MAX_BACKOFF, rescan: float = 30.0):
+                 min_backoff: float = MIN_BACKOFF, max_backoff: float = MAX_BACKOFF, rescan: float = 30.0,
+                 backup_every: float | None = BACKUP_EVERY):
         self.url = url.rstrip("/")
         self.key = key
         self.session = session
         self.timeout = timeout
         self.min_backoff, self.max_backoff, self.rescan = min_backoff, max_backoff, rescan
+        self.data_dir = Path(db_path).parent
+        self.backup_every = backup_every            # None: no backups sent
+        self._next_backup = 0.0                     # time.monotonic() of the next look
+        self._backup_sent: tuple | None = None      # the fingerprint of the store the hub has
         self.db = sqlite3.connect(Path(db_path), isolation_level=None, check_same_thread=False, timeout=10)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=FULL")
@@ -218,8 +229,56 @@ class Feeder:
             if sent < len(lines):
                 behind[game] = len(lines) - sent
         self._set_behind(behind)
+        self._send_backup()
         with self._lock:
             self.last_error = None
+
+    def _send_backup(self) -> None:
+        """The box's backup, when it changed since the hub took the last
+        one and ``backup_every`` has passed.  A refusal is logged, never
+        retried before the next period; a network failure raises (the worker
+        backs off as for the games)."""
+        if self.backup_every is None or time.monotonic() < self._next_backup:
+            return
+        from companion.backup import BackupError, backup_bytes
+
+        fingerprint = self._fingerprint()
+        if fingerprint == self._backup_sent:
+            return
+        self._next_backup = time.monotonic() + self.backup_every
+        try:
+            data, info = backup_bytes(self.data_dir)
+        except BackupError as exc:
+            log.warning("hub: no backup sent: %s", exc)
+            return
+        try:
+            self._request("PUT", "/api/box/backup", data, content_type="application/zip")
+        except HubRefused as exc:
+            log.warning("hub: the backup was refused: %s", exc)
+            return
+        except OSError as exc:
+            if "answered 404" in str(exc) or "answered 405" in str(exc):
+                log.info("hub: this hub keeps no backups")
+                self.backup_every = None
+                return
+            self._next_backup = 0.0
+            raise
+        self._backup_sent = fingerprint
+        log.info("hub: backup sent (%s games)", info.games)
+
+    def _fingerprint(self) -> tuple:
+        """What changes when the backup would: the games (their count, the
+        newest change), the roster's names, the settings and Wi-Fi files."""
+        games = self.db.execute("SELECT COUNT(*), MAX(updated), SUM(updated) FROM games").fetchone()
+        roster = self.db.execute("SELECT group_concat(id || ':' || name, '|') FROM roster").fetchone()
+        files = []
+        for name in ("companion.toml", "wifi-password"):
+            try:
+                stat = (self.data_dir / name).stat()
+                files.append((stat.st_mtime_ns, stat.st_size))
+            except OSError:
+                files.append(None)
+        return (tuple(games), hashlib.sha256(str(roster[0]).encode()).hexdigest(), tuple(files))
 
     def _set_behind(self, behind: dict) -> None:
         with self._lock:
@@ -328,11 +387,15 @@ class Feeder:
             if current is not None and not current.get("finished") and _plays(assignment, current):
                 self.started.add(offer_key(assignment))
 
-    def _request(self, method: str, path: str, body, timeout: float | None = None):
-        data = None if body is None else json.dumps(body, ensure_ascii=False).encode()
+    def _request(self, method: str, path: str, body, timeout: float | None = None,
+                 content_type: str = "application/json"):
+        if isinstance(body, bytes):
+            data = body
+        else:
+            data = None if body is None else json.dumps(body, ensure_ascii=False).encode()
         req = urllib.request.Request(self.url + path, data=data, method=method,
                                      headers={"Authorization": f"Bearer {self.key}",
-                                              "Content-Type": "application/json"})
+                                              "Content-Type": content_type})
         try:
             with urllib.request.urlopen(req, timeout=timeout or self.timeout) as resp:
                 answer = json.loads(resp.read() or b"{}")

@@ -16,12 +16,16 @@ import threading
 from waitress import wasyncore
 from waitress.server import create_server
 
+from companion.backup import MAX_BACKUP_BYTES
+
 from .app import close, create_app
 
 log = logging.getLogger("companion.hub")
 
 STREAMS = 64
 WAITERS = 128       # boxes' long polls for a tournament seating (each holds a thread, no connection)
+# The largest body: a box's backup file (the boxes' lines come in smaller posts).
+BODY_LIMIT = max(8 * 1024 * 1024, MAX_BACKUP_BYTES + 64 * 1024)
 
 
 class HubServer:
@@ -32,7 +36,7 @@ class HubServer:
         self._server = create_server(app, host=host, port=port, threads=streams + waiters + 16,
                                      connection_limit=2 * streams + waiters + 200, asyncore_use_poll=True,
                                      ident="companion-hub", expose_tracebacks=False,
-                                     max_request_body_size=8 * 1024 * 1024)
+                                     max_request_body_size=BODY_LIMIT)
         self._map = getattr(self._server, "_map", None) or self._server.map
         # One listening socket, or several for a name with several addresses.
         self.port = getattr(self._server, "effective_port", None) or self._server.effective_listen[0][1]

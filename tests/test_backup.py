@@ -8,6 +8,7 @@ the hub's key."""
 from __future__ import annotations
 
 import hashlib
+import os
 import io
 import itertools
 import json
@@ -19,7 +20,7 @@ import pytest
 
 from companion import config as cfg
 from companion.backup import (FORMAT_VERSION, MANIFEST, TABLE_SETTINGS, BackupError, finish_pending,
-                              restore_backup, toml_text, write_backup)
+                              restore_backup, toml_text)
 from companion.cli import main
 from companion.session import TableSession
 from companion.store import Store
@@ -407,5 +408,69 @@ def test_only_the_restore_route_takes_a_body_the_size_of_a_backup(tmp_path):
             assert status == 400 and "not a companion backup" in body["error"]    # read whole, then refused
             status, _, body = http(server.port, "POST", "/api/history/import", big, pin_headers())
             assert status == 413 and "too large" in body["error"]
+    finally:
+        box.close()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (as 'companion restore' run with sudo)")
+def test_a_restore_run_as_root_leaves_the_files_to_the_data_folders_owner(tmp_path, good_backup):
+    folder = tmp_path / "box"
+    folder.mkdir()
+    os.chown(folder, 4321, 4321)
+    (tmp_path / "f.zip").write_bytes(good_backup)
+    restore_backup(tmp_path / "f.zip", folder)
+    for item in [folder / "companion.db", folder / "companion.toml", *(folder / "backups").rglob("*")]:
+        assert (item.stat().st_uid, item.stat().st_gid) == (4321, 4321), item
+
+
+def test_any_byte_of_a_backup_changed_is_refused_or_restores_the_very_same_world(tmp_path, good_backup):
+    """A flipped byte anywhere: a clear refusal that changes nothing, or (a
+    byte no check covers: a zip header's date) the same world; never an
+    exception of another kind, never another world."""
+    import random
+
+    rng = random.Random(28)
+    (tmp_path / "good.zip").write_bytes(good_backup)
+    restore_backup(tmp_path / "good.zip", tmp_path / "reference")
+    reference = Box(tmp_path / "reference")
+    expected = reference.seen()
+    reference.close()
+    refused = 0
+    for n in range(60):
+        spot = rng.randrange(len(good_backup))
+        bad = bytearray(good_backup)
+        bad[spot] ^= 1 << rng.randrange(8)
+        file = tmp_path / f"bad-{n}.zip"
+        file.write_bytes(bytes(bad))
+        folder = tmp_path / f"box-{n}"
+        try:
+            restore_backup(file, folder)
+        except BackupError as exc:
+            refused += 1
+            assert "\n" not in str(exc)
+            assert not (folder / "companion.db").exists() and not (folder / ".restore-new").exists()
+            continue
+        box = Box(folder)
+        try:
+            assert box.seen() == expected, spot
+        finally:
+            box.close()
+    assert refused > 40
+
+
+def test_a_game_backed_up_again_after_its_reveal_is_whole_and_before_it_is_cut_again(tmp_path):
+    box = Box(tmp_path / "a")
+    try:
+        gid = box.play(THIRD_MAN, bid(0, 6), bid(2, 3))
+
+        def log():
+            with zipfile.ZipFile(io.BytesIO(download(box))) as zf:
+                return zf.read(f"games/{gid:06d}.jsonl").decode().splitlines()
+        assert len(log()) == 2
+        box.play(bid(1, 8), bid(3, 1))                      # revealed: the round is public
+        assert len(log()) == 5 and '"card": 3' in "".join(log())
+        box.play(bid(2, 0))                                 # the next round's lead (Chloé): public at once
+        box.play(bid(0, 2))                                 # a secret again
+        assert len(log()) == 6 and log()[-1] == '{"type": "bid", "seat": 2, "card": 0}'
     finally:
         box.close()
