@@ -33,7 +33,8 @@ SUITES = ["bench_core", "bench_box", "bench_push", "bench_solver", "bench_idle",
           "bench_starve",   # issues 13, 21: a phone and the buttons under 20 addresses x 50 hostile connections
           "bench_history",  # issue 21: a history listing at 10 and at 10,000 stored games
           "bench_hub",      # issue 16: the club hub (skipped without PostgreSQL)
-          "bench_panel"]    # panel care: lit pixel-hours of an evening and an idle day, before and after
+          "bench_panel",    # panel care: lit pixel-hours of an evening and an idle day, before and after
+          "bench_backup"]   # one backup file of 1,000 games: write, again, check, restore
 
 
 def machine() -> dict:
@@ -68,6 +69,7 @@ def main(argv=None) -> int:
     suites = list(args.only or ([] if args.pi or args.vm else SUITES))
     if args.pi:
         suites.append("bench_pi")                 # the Pi-class mode (bench/bench_pi.py)
+        suites.append("bench_clock")              # the turn clock's handover at 1/8 of a core
     if args.vm:
         suites.append("bench_vm")                 # the appliance in a VM (bench/bench_vm.py)
     for name in suites:
