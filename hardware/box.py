@@ -281,8 +281,11 @@ class Box:
         then high); returns once handled and drawn.  KeyError: unknown name."""
         pin = self._mock_pin(name)
         self._settle(name)
-        low_at = self._drive(pin.drive_low)
-        _sleep_until(low_at + self.bounce_s + 0.001)
+        # Up again before waiting for the worker, as a finger would be: a
+        # worker busy for a second (a loaded machine) then finds the pin up
+        # and sees a short press, never a hold that nobody made.
+        pin.drive_low()
+        _sleep_until(time.monotonic() + self.bounce_s + 0.001)
         self._drive(pin.drive_high)
         self._released[name] = time.monotonic()
 

@@ -110,6 +110,30 @@ def test_press_opens_the_menu_and_unknown_buttons_are_key_errors(make_box):
         box.press("left")
 
 
+def test_a_short_press_while_the_box_is_busy_is_never_a_hold(make_box):
+    """The box's thread busy for longer than a hold (a loaded machine, a slow
+    Pi starting): a short press of BACK reaches it late, with the pin already
+    up, and stays a short press (the menu), not a hold (undo)."""
+    box = make_box()
+    box.session.submit({"type": "new_game", "game": "scoreboard", "players": ["Ann", "Ben"],
+                        "options": {"target": 10}})
+    box.flush()
+    busy = threading.Event()
+    original = box._render
+
+    def slow_render():
+        if not busy.is_set():
+            busy.set()
+            time.sleep(box.hold_s + 0.5)
+        original()
+    box._render = slow_render
+    box._post(("refresh",))
+    assert busy.wait(10)
+    box.press("back")
+    box._render = original
+    assert type(box.app.layers[-1]).__name__ == "MainMenu"
+
+
 def test_bouncing_pin_counts_once(make_box, mock_factory):
     box = make_box(box_config(bounce_ms=30))
     box.press("ok")                                  # the menu: New game, Phones
