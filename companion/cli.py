@@ -6,6 +6,7 @@
     companion run [--mock] ...     run the appliance (buttons, screen, web)
     companion solve fight ...      solve FIGHT? for two players
     companion hub serve|add-box|…  the club hub (see hub/cli.py)
+    companion bundle|update|self-check   signed update bundles, updates with rollback (update_cli.py)
 
 ``replay`` is a public contract (``docs/replay.md``): exit 0 and one
 JSON object on stdout, or exit 2 and ``line N: ...`` on stderr.  No command
@@ -68,6 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("solve", help=_("solve a game position"))
     s.add_argument("game", choices=["fight"])
     s.add_argument("rest", nargs=argparse.REMAINDER)
+
+    from .update_cli import add_parsers as add_update_parsers
+
+    add_update_parsers(sub)       # bundle, update, self-check
 
     try:   # the club hub's commands (hub/cli.py imports no psycopg until run)
         from hub.cli import add_parser as add_hub_parser
@@ -318,7 +323,13 @@ def cmd_hub(args) -> int:
     return run_hub(args)
 
 
-COMMANDS = {"hub": cmd_hub, "replay": cmd_replay, "export": cmd_export, "import": cmd_import, "games": cmd_games, "run": cmd_run, "solve": cmd_solve,
+def cmd_release(args) -> int:
+    from .update_cli import run as run_update
+
+    return run_update(args)
+
+
+COMMANDS = {"bundle": cmd_release, "update": cmd_release, "self-check": cmd_release, "hub": cmd_hub, "replay": cmd_replay, "export": cmd_export, "import": cmd_import, "games": cmd_games, "run": cmd_run, "solve": cmd_solve,
             "wifi": cmd_wifi}
 
 if __name__ == "__main__":  # pragma: no cover
