@@ -48,7 +48,7 @@ def test_the_box_starts_without_waiting_for_a_network():
 def test_systemd_analyze_verify_is_clean(tmp_path):
     # ExecStart must name an existing executable: point it at this venv's command.
     exe = Path(sys.executable).with_name("companion")
-    text = UNIT.read_text().replace("/opt/companion/venv/bin/companion", str(exe))
+    text = UNIT.read_text().replace("/opt/companion/current/venv/bin/companion", str(exe))
     unit = tmp_path / "companion.service"
     unit.write_text(text)
     run = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True, timeout=60)
