@@ -28,9 +28,11 @@ from .errors import CompanionError
 from .i18n import _, gettext
 
 WAIT_S = 30 * 60     # the command line waits at most this for the root unit's answer
-# Where the wheels of a bundle come from: pip's platform tags per machine.
-PLATFORMS = {"x86_64": ["manylinux_2_34_x86_64", "manylinux2014_x86_64", "manylinux_2_17_x86_64"],
-             "aarch64": ["manylinux_2_34_aarch64", "manylinux2014_aarch64", "manylinux_2_17_aarch64"]}
+# Where the wheels of a bundle come from: pip's platform tags per machine, every
+# manylinux a box's glibc runs (Debian bookworm: 2.36), newest first.
+GLIBC_MINOR = 36
+PLATFORMS = {machine: [f"manylinux_2_{minor}_{machine}" for minor in range(GLIBC_MINOR, 16, -1)]
+             + [f"manylinux2014_{machine}"] for machine in ("x86_64", "aarch64")}
 # Pi-only wheels a box on that machine gets besides the companion's own dependencies.
 # RPi.GPIO is left out: PyPI has no wheel of it (only a source to build with a C
 # compiler), and gpiozero reaches the pins through lgpio on every Pi it supports.
