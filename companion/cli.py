@@ -267,6 +267,7 @@ def _run_box_first(args) -> int:
     if mock:
         os.environ.setdefault("GPIOZERO_PIN_FACTORY", "mock")
     store = Store(data_dir, limits=limits)
+    _update_notice(store, data_dir, config)
     session = TableSession(store)
     box = _start_box(session, config, mock)
     if box is not None:
@@ -274,6 +275,20 @@ def _run_box_first(args) -> int:
     from web.serve import run
 
     return run(args, (config, store, session, box), start_extras=_join_hub)
+
+
+def _update_notice(store, data_dir: Path, config: dict) -> None:
+    """An update that was rolled back says so on the panel and the phones, once."""
+    from .i18n import gettext
+    from .updater import Layout, start_notice
+
+    try:
+        notice = start_notice(Layout(data=data_dir, root=Path(config.get("update_state") or Layout().root)),
+                              gettext)
+    except OSError:
+        notice = None
+    if notice:
+        store.warnings.append(notice)
 
 
 def _join_hub(app, store, session, config):

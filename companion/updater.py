@@ -480,3 +480,30 @@ def status_text(status: dict | None, gettext=lambda s: s) -> str | None:
                  "checking": N_("Update to {to}: checking the new version…")}
         return gettext(words[state]).format(to=to, back=back)
     return None
+
+
+def start_notice(layout: Layout, gettext=lambda s: s) -> tuple[str, dict] | None:
+    """The last update's rollback, once, as a table notice (the panel and the
+    phones) for the start that follows it; None if there is none to show."""
+    status = read_json(layout.status)
+    if not status or status.get("state") != "failed" or not status.get("to"):
+        return None
+    stamp = str(status.get("time"))
+    seen = layout.inbox / "seen"
+    try:
+        if seen.read_text("utf-8") == stamp:
+            return None
+        layout.inbox.mkdir(parents=True, exist_ok=True)
+        seen.write_text(stamp, encoding="utf-8")
+    except FileNotFoundError:
+        layout.inbox.mkdir(parents=True, exist_ok=True)
+        seen.write_text(stamp, encoding="utf-8")
+    except OSError:
+        pass
+    reason = gettext(status.get("reason") or "")
+    try:
+        reason = reason.format(**(status.get("params") or {}))
+    except (KeyError, IndexError, ValueError):
+        pass
+    return (N_("Update to {to} failed: back on {back}: {reason}"),
+            {"to": status.get("to"), "back": status.get("back") or "?", "reason": reason})
