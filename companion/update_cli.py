@@ -151,11 +151,13 @@ def cmd_bundle(args) -> int:
         (release / "RELEASE").write_text(version + "\n")
         wheels = tmp / "wheels"
         wheels.mkdir()
+        _own_wheel(source, wheels)
         if args.wheels:
             for whl in Path(args.wheels).glob("*.whl"):
-                shutil.copy2(whl, wheels / whl.name)
+                if not whl.name.startswith("companion-"):
+                    shutil.copy2(whl, wheels / whl.name)
         else:
-            _download_wheels(source, wheels, args.machine)
+            _download_wheels(wheels, args.machine, source)
         names = tuple(sorted(p.name for p in wheels.glob("*.whl")))
         manifest = bundles.Manifest(version, "3.11", args.machine, names)
         bundles.write_bundle(Path(args.out), manifest, release, wheels, key)
@@ -164,12 +166,21 @@ def cmd_bundle(args) -> int:
     return 0
 
 
-def _download_wheels(source: Path, wheels: Path, machine: str) -> None:
-    """The companion's wheel, built here, and its dependencies' wheels from PyPI
-    exactly as requirements.lock pins them, for the box's Python and machine."""
+def _own_wheel(source: Path, wheels: Path) -> None:
+    """The companion's own wheel (pure Python), built here from ``source``."""
+    with tempfile.TemporaryDirectory(prefix="companion-src-") as tmp:
+        # A copy: building writes build/ and *.egg-info beside the sources.
+        tree = Path(tmp) / "src"
+        shutil.copytree(source, tree, ignore=lambda d, names: [n for n in names if n in RELEASE_SKIP
+                                                            or n.endswith(".egg-info")])
+        subprocess.run([sys.executable, "-m", "pip", "--disable-pip-version-check", "wheel", "-q", "--no-deps",
+                        "--no-build-isolation", "-w", str(wheels), str(tree)], check=True)
+
+
+def _download_wheels(wheels: Path, machine: str, source: Path) -> None:
+    """The dependencies' wheels from PyPI exactly as requirements.lock pins
+    them, for the box's Python and machine."""
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check"]
-    subprocess.run([*pip, "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(wheels), str(source)],
-                   check=True)
     own = next(wheels.glob("companion-*.whl"))
     platform_args = [a for tag in PLATFORMS[machine] for a in ("--platform", tag)]
     subprocess.run([*pip, "download", "-q", "--only-binary=:all:", *platform_args, "--python-version", "3.11",

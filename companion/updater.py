@@ -277,6 +277,8 @@ class Installer:
             self.resume()
         here = release_of(lay.current)
         self.status("verifying", request, to=None, back=here)
+        if request is not None:      # taken once its status says so: no reader sees an old result meanwhile
+            lay.request.unlink(missing_ok=True)
         try:
             version, release = self._prepare(Path(bundle_path), here)
         except CompanionError as exc:
@@ -447,12 +449,12 @@ def request_update(layout: Layout, src, request_id: str) -> None:
 
 
 def take_request(layout: Layout) -> str | None:
-    """The root worker takes the request (once): its id, or None."""
+    """The request's id for the root worker, or None; :meth:`Installer.install`
+    removes the request once its status names it."""
     try:
         request_id = layout.request.read_text("utf-8").strip()[:64]
     except OSError:
         return None
-    layout.request.unlink(missing_ok=True)
     return request_id or "-"
 
 

@@ -295,4 +295,7 @@ def test_the_service_side_only_drops_the_bundle_and_asks(tmp_path, keys, make_bu
     updater.request_update(lay, make_bundle("2.0"), "abc")
     assert lay.incoming.read_bytes() == make_bundle("2.0").read_bytes()
     assert updater.take_request(lay) == "abc"
+    lay.prefix.mkdir()
+    Installer(lay, FakeSystem(lay), machine="x86_64").install(lay.incoming, "abc")   # no release: refused
     assert updater.take_request(lay) is None
+    assert updater.read_json(lay.status)["request"] == "abc"
