@@ -198,9 +198,19 @@ class SystemdSystem:
         subprocess.run(["systemctl", "start", "--no-block", self.unit], check=False, capture_output=True)
 
     def self_check(self, release: Path) -> str | None:
+        try:
+            return self._self_check(release)
+        except subprocess.TimeoutExpired:
+            return f"no answer within {HEALTH_S} s"
+        except OSError as exc:
+            return exc.strerror or str(exc)
+
+    def _self_check(self, release: Path) -> str | None:
         done = subprocess.run(["runuser", "-u", self.user, "--", str(release / "venv/bin/companion"),
                                "self-check", "--data", str(self.layout.data)],
-                              capture_output=True, text=True, timeout=HEALTH_S, cwd="/")
+                              # The data folder: the service user's, writable (lgpio opens a
+                              # pipe in the working folder at import, as the unit's note says).
+                              capture_output=True, text=True, timeout=HEALTH_S, cwd=str(self.layout.data))
         return None if done.returncode == 0 else _last_line(done.stderr or done.stdout) or f"exit {done.returncode}"
 
     def _show(self) -> dict:
