@@ -292,8 +292,12 @@ class Installer:
         try:
             version, release = self._prepare(Path(bundle_path), here)
         except CompanionError as exc:
-            shutil.rmtree(lay.work, ignore_errors=True)
+            self._drop_unfinished(here)
             return self.status("failed", to=None, back=here, reason=exc.template, params=exc.params)
+        except (OSError, subprocess.SubprocessError) as exc:     # a full card, a venv that cannot be made
+            self._drop_unfinished(here)
+            return self.status("failed", to=None, back=here, reason=N_("the new version could not be unpacked: {detail}"),
+                               params={"detail": str(exc)[:300]})
         self._marker(**{"from": here, "to": version, "phase": PREPARED,
                         "previous": release_of(lay.previous)})
         self.status("installing", to=version, back=here)
@@ -349,6 +353,13 @@ class Installer:
         fsync_dir(target)
         shutil.rmtree(lay.work, ignore_errors=True)
         return version, target
+
+    def _drop_unfinished(self, here: str | None) -> None:
+        lay = self.layout
+        shutil.rmtree(lay.work, ignore_errors=True)
+        for partial in lay.releases.glob(f"*/{UNFINISHED}") if lay.releases.exists() else ():
+            if partial.parent.name != here:
+                shutil.rmtree(partial.parent, ignore_errors=True)
 
     def check_running(self) -> dict:
         """The new version runs: keep it if it is up and ready in time, else go back."""

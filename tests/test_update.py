@@ -299,3 +299,17 @@ def test_the_service_side_only_drops_the_bundle_and_asks(tmp_path, keys, make_bu
     Installer(lay, FakeSystem(lay), machine="x86_64").install(lay.incoming, "abc")   # no release: refused
     assert updater.take_request(lay) is None
     assert updater.read_json(lay.status)["request"] == "abc"
+
+
+def test_an_environment_that_cannot_be_built_leaves_the_box_as_it_was(tmp_path, keys, make_bundle):
+    lay, system, inst = _box(tmp_path, keys)
+
+    def no_room(release, wheels):
+        (release / "venv").mkdir()
+        raise OSError(28, "No space left on device")
+    system.build_env = no_room
+    result = inst.install(make_bundle("2.0"))
+    assert result["state"] == "failed"
+    assert "No space left on device" in updater.status_text(result)
+    assert sorted(p.name for p in lay.releases.iterdir()) == ["1.0"]
+    assert updater.release_of(lay.current) == "1.0" and "stop" not in system.log
