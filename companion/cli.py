@@ -10,6 +10,7 @@
     companion run [--mock] ...     run the appliance (buttons, screen, web)
     companion solve fight ...      solve FIGHT? for two players
     companion hub serve|add-box|…  the club hub (see hub/cli.py)
+    companion bundle|update|self-check   signed update bundles, updates with rollback (update_cli.py)
 
 ``replay`` is a public contract (``docs/replay.md``): exit 0 and one
 JSON object on stdout, or exit 2 and ``line N: ...`` on stderr.  No command
@@ -87,6 +88,10 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("solve", help=_("solve a game position"))
     s.add_argument("game", choices=["fight"])
     s.add_argument("rest", nargs=argparse.REMAINDER)
+
+    from .update_cli import add_parsers as add_update_parsers
+
+    add_update_parsers(sub)       # bundle, update, self-check
 
     try:   # the club hub's commands (hub/cli.py imports no psycopg until run)
         from hub.cli import add_parser as add_hub_parser
@@ -355,6 +360,7 @@ def _run_box_first(args) -> int:
         config.update(mock=mock, data_dir=str(data_dir))
         set_language(config.get("language"))
     store = Store(data_dir, limits=limits)
+    _update_notice(store, data_dir, config)
     session = TableSession(store)
     box = _start_box(session, config, mock)
     if box is not None:
@@ -367,6 +373,20 @@ def _run_box_first(args) -> int:
         # run (a laptop, a terminal): start again in place, as the unit would.
         os.execv(sys.executable, [sys.executable, "-m", "companion.cli", *sys.argv[1:]])
     return code
+
+
+def _update_notice(store, data_dir: Path, config: dict) -> None:
+    """An update that was rolled back says so on the panel and the phones, once."""
+    from .i18n import gettext
+    from .updater import Layout, start_notice
+
+    try:
+        notice = start_notice(Layout(data=data_dir, root=Path(config.get("update_state") or Layout().root)),
+                              gettext)
+    except OSError:
+        notice = None
+    if notice:
+        store.warnings.append(notice)
 
 
 def _join_hub(app, store, session, config):
@@ -416,7 +436,14 @@ def cmd_hub(args) -> int:
     return run_hub(args)
 
 
-COMMANDS = {"hub": cmd_hub, "replay": cmd_replay, "export": cmd_export, "import": cmd_import, "games": cmd_games,
+def cmd_release(args) -> int:
+    from .update_cli import run as run_update
+
+    return run_update(args)
+
+
+COMMANDS = {"bundle": cmd_release, "update": cmd_release, "self-check": cmd_release, "hub": cmd_hub,
+            "replay": cmd_replay, "export": cmd_export, "import": cmd_import, "games": cmd_games,
             "backup": cmd_backup, "restore": cmd_restore, "run": cmd_run, "solve": cmd_solve,
             "wifi": cmd_wifi}
 

@@ -92,6 +92,9 @@ CREATE INDEX IF NOT EXISTS games_newest ON games(updated DESC, id DESC);
 DB_NAME = "companion.db"
 BACKUPS_KEPT = 100
 USER_VERSION = 1        # 1: every game's log is its public log (no pair taken back)
+# USER_VERSION is also the store's format: a store stamped with a higher one
+# was written by a newer companion, and this one refuses to open it rather
+# than guess (an update that is rolled back brings back its pre-update copy).
 
 
 def dump_action(action: dict) -> str:
@@ -191,6 +194,7 @@ class Store:
         return db
 
     def _open_checked(self) -> sqlite3.Connection:
+        _refuse_newer(self.path)
         if _emptied(self.path):
             return self._recover()
         db = None
@@ -813,6 +817,25 @@ def _link_seats(db: sqlite3.Connection, game_id: int, players, now: float) -> No
             "INSERT INTO roster (name, key, added) VALUES (?,?,?)",
             (unicodedata.normalize("NFC", name).strip(), key, now)).lastrowid
         db.execute("INSERT OR REPLACE INTO roster_seats VALUES (?,?,?)", (game_id, seat, player))
+
+
+def _refuse_newer(path: Path) -> None:
+    """Refuse, touching nothing, a store a newer companion wrote.  Reading
+    ``user_version`` writes nothing (no schema, no journal mode is set); a
+    file SQLite cannot read is left to the damage recovery."""
+    if not path.exists():
+        return
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+        try:
+            found = db.execute("PRAGMA user_version").fetchone()[0]
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return
+    if found > USER_VERSION:
+        raise StoreError(N_("the game store was written by a newer companion (format {found}, this one "
+                            "reads up to {known}): it is left untouched"), found=found, known=USER_VERSION)
 
 
 def _schema_intact(db: sqlite3.Connection) -> bool:

@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Install the companion as a service on Raspberry Pi OS (run as root from the repo):
 #     sudo systemd/install.sh
-# Creates the system user `companion`, a virtual environment in /opt/companion/venv
-# with the Pi pin libraries, the unit, and starts it.  Safe to run again to upgrade.
+# Creates the system user `companion`, a release in /opt/companion/releases/<version>
+# (the source and its own virtual environment, with the versions requirements.lock
+# pins and the Pi pin libraries), switches /opt/companion/current to it in one
+# rename (the release before stays as /opt/companion/previous), writes the release
+# keys, the units, and starts them.  Safe to run again to upgrade; a box installed
+# the old way (/opt/companion/venv and src) moves to releases on its next run.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 prefix=/opt/companion
@@ -50,11 +54,38 @@ for group in gpio i2c; do
     usermod -a -G "$group" companion
 done
 
-mkdir -p "$prefix"
-rm -rf "$prefix/src" && cp -r "$repo" "$prefix/src" && rm -rf "$prefix/src/.venv" "$prefix/src/.git"
-[ -x "$prefix/venv/bin/python" ] || python3 -m venv "$prefix/venv"
-"$prefix/venv/bin/pip" install --upgrade pip
-"$prefix/venv/bin/pip" install "$prefix/src[pi]"
+mkdir -p "$prefix/releases"
+# The release's name: its version, and the time when that version is already current.
+version="$(sed -n 's/^__version__ = "\(.*\)"$/\1/p' "$repo/companion/__init__.py")"
+[ -f "$repo/RELEASE" ] && version="$(head -n1 "$repo/RELEASE")"
+release="$version"
+[ "$(readlink "$prefix/current" 2>/dev/null)" = "releases/$release" ] && release="$version-$(date +%Y%m%d%H%M%S)"
+rel="$prefix/releases/$release"
+rm -rf "$rel" && mkdir -p "$rel" && touch "$rel/.unfinished"   # removed at boot if never finished
+cp -r "$repo" "$rel/src" && rm -rf "$rel/src/.venv" "$rel/src/.git"
+python3 -m venv "$rel/venv"
+"$rel/venv/bin/pip" install --upgrade pip
+"$rel/venv/bin/pip" install -c "$rel/src/requirements.lock" "$rel/src[pi]"
+rm "$rel/.unfinished"
+# The old layout (one venv and src in place): kept as the previous release, by links.
+if [ -d "$prefix/venv" ] && [ ! -L "$prefix/current" ]; then
+    mkdir -p "$prefix/releases/legacy"
+    ln -sfn ../../venv "$prefix/releases/legacy/venv" && ln -sfn ../../src "$prefix/releases/legacy/src"
+    ln -sfn releases/legacy "$prefix/current"
+fi
+# Switched by rename(2) (mv -T), never by ln -sfn (which unlinks, then links).
+if old="$(readlink "$prefix/current")"; then
+    ln -sfn "$old" "$prefix/.previous.new" && mv -T "$prefix/.previous.new" "$prefix/previous"
+fi
+ln -sfn "releases/$release" "$prefix/.current.new" && mv -T "$prefix/.current.new" "$prefix/current"
+sync
+# Releases other than these two go.
+for old in "$prefix"/releases/*; do
+    case "releases/$(basename "$old")" in "$(readlink "$prefix/current")"|"$(readlink "$prefix/previous")") ;; *) rm -rf "$old" ;; esac
+done
+# Updates: only bundles signed by a key in this root-owned list (systemd/release-keys).
+install -d -m 0755 /etc/companion /var/lib/companion-update
+install -m 0644 "$repo/systemd/release-keys" /etc/companion/release-keys
 
 set_i2c_speed
 
@@ -63,6 +94,9 @@ install -m 0644 "$repo/systemd/companion-wifi.service" /etc/systemd/system/compa
 install -m 0644 "$repo/systemd/companion-splash.service" /etc/systemd/system/companion-splash.service
 # The panel's bus as a device node from the start of the boot (the splash, then the box).
 echo i2c-dev > /etc/modules-load.d/companion.conf
+for unit in companion-update.path companion-update.service companion-update-boot.service; do
+    install -m 0644 "$repo/systemd/$unit" "/etc/systemd/system/$unit"
+done
 [ -f /etc/default/companion ] || printf '# COMPANION_PIN=1234\n# COMPANION_LANG=fr\n' > /etc/default/companion
 systemctl daemon-reload
 systemctl enable companion.service
@@ -70,5 +104,7 @@ systemctl enable companion-splash.service   # "Starting…" on the panel early i
 systemctl restart companion.service      # restart, not start: an upgrade runs the new code
 systemctl enable companion-wifi.service  # the box's own Wi-Fi when no known network comes (wifi setting)
 systemctl restart companion-wifi.service
+systemctl enable companion-update-boot.service companion-update.service companion-update.path
+systemctl restart companion-update.path  # a bundle the service asks for (companion update, the Update page)
 systemctl --no-pager status companion.service || true
 echo "companion: installed. Follow it with: journalctl -u companion -f"

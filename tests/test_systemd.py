@@ -48,7 +48,7 @@ def test_the_box_starts_without_waiting_for_a_network():
 def test_systemd_analyze_verify_is_clean(tmp_path):
     # ExecStart must name an existing executable: point it at this venv's command.
     exe = Path(sys.executable).with_name("companion")
-    text = UNIT.read_text().replace("/opt/companion/venv/bin/companion", str(exe))
+    text = UNIT.read_text().replace("/opt/companion/current/venv/bin/companion", str(exe))
     unit = tmp_path / "companion.service"
     unit.write_text(text)
     run = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True, timeout=60)
@@ -107,7 +107,7 @@ def test_the_splash_runs_early_on_the_standard_library_alone():
 def test_systemd_analyze_verify_of_the_splash_is_clean(tmp_path):
     script = Path(__file__).resolve().parents[1] / "hardware" / "splash.py"
     unit = tmp_path / "companion-splash.service"
-    unit.write_text(SPLASH.read_text().replace("/opt/companion/src/hardware/splash.py", str(script)))
+    unit.write_text(SPLASH.read_text().replace("/opt/companion/current/src/hardware/splash.py", str(script)))
     run = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True, timeout=60)
     problems = [l for l in (run.stdout + run.stderr).splitlines() if "companion-splash.service" in l]
     assert run.returncode == 0 and not problems, run.stdout + run.stderr

@@ -1,0 +1,532 @@
+"""Releases side by side, and the root installer that updates and rolls back.
+
+The layout (``Layout``; a fake root in the tests)::
+
+    /opt/companion/releases/<version>/src      the release's source tree (units, install.sh, lock)
+    /opt/companion/releases/<version>/venv     its own environment, from the bundle's wheels
+    /opt/companion/current  -> releases/<v>    what the units run; switched by one rename(2)
+    /opt/companion/previous -> releases/<v>    the version before, kept
+    /var/lib/companion/update/                 the service's inbox: incoming.bundle, request
+    /var/lib/companion-update/                 root's: pending.json, status.json, backups/, work/
+    /etc/companion/release-keys                the release keys a bundle must be signed by
+
+The service (not root) only drops a bundle into its inbox and asks
+(``request``).  The root unit (``companion update --worker``) copies the
+bundle into root's folder, checks its signature there (never trusting a
+check the service made), unpacks it beside the current release, stops the
+service, copies the store aside, runs the new version's self-check (which
+migrates the store forward), switches ``current`` and starts the service;
+the new version must then report ready and stay up (:data:`SETTLE_S`)
+within :data:`HEALTH_S`, with fewer than :data:`MAX_CRASHES` restarts, or
+the installer switches back and brings back the pre-update store.
+
+A power cut at any moment: ``pending.json`` names the step reached, written
+(and its folder) durably before each step that changes the box.  At boot,
+before the service starts, ``companion update --recover`` reverts any
+update that had not yet started the new version; one that had is checked
+again by the worker once the service runs, and kept or reverted.  So the
+box always comes back on exactly one of the two versions, with the store
+that version wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import bundle as bundles
+from .errors import CompanionError
+from .i18n import N_
+
+HEALTH_S = 180       # the new version reports ready and stays up within this
+SETTLE_S = 15        # up with no restart for this long after it reported ready
+MAX_CRASHES = 3      # restarts of the new version that make the installer go back
+UNFINISHED = ".unfinished"   # in a release folder still being unpacked and built
+STORE_FILES = ("companion.db", "companion.db-wal")
+
+# The steps of an update, in order, as pending.json records them.
+PREPARED = "prepared"        # unpacked and built beside the current release; nothing changed yet
+BACKED_UP = "backed-up"      # the service is stopped and its store copied aside
+CHECKING = "checking"        # the new version's self-check may be migrating the store
+SWITCHING = "switching"      # the links are being switched
+SWITCHED = "switched"        # the new version runs (or is about to): it may have acknowledged actions
+ROLLING_BACK = "rolling-back"
+
+
+@dataclass
+class Layout:
+    prefix: Path = Path("/opt/companion")
+    data: Path = Path("/var/lib/companion")
+    root: Path = Path("/var/lib/companion-update")
+    keys: Path = Path("/etc/companion/release-keys")
+
+    def __post_init__(self):
+        self.prefix, self.data, self.root, self.keys = map(Path, (self.prefix, self.data, self.root, self.keys))
+
+    releases = property(lambda self: self.prefix / "releases")
+    current = property(lambda self: self.prefix / "current")
+    previous = property(lambda self: self.prefix / "previous")
+    inbox = property(lambda self: self.data / "update")
+    incoming = property(lambda self: self.data / "update" / "incoming.bundle")
+    request = property(lambda self: self.data / "update" / "request")
+    marker = property(lambda self: self.root / "pending.json")
+    status = property(lambda self: self.root / "status.json")
+    work = property(lambda self: self.root / "work")
+    backups = property(lambda self: self.root / "backups")
+
+
+# -- durable small files and links --------------------------------------------
+def fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_json(path: Path, obj, mode: int = 0o644) -> None:
+    """Write ``obj`` so that after a power cut the file is either the old or the new one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(obj, fh, sort_keys=True)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.chmod(tmp, mode)
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
+
+
+def read_json(path: Path):
+    try:
+        return json.loads(Path(path).read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def switch_link(link: Path, target: str) -> None:
+    """Point ``link`` at ``target`` in one rename: a reader (or a boot after a
+    power cut) finds the old link or the new one, never none."""
+    tmp = link.with_name(f".{link.name}.new")
+    if tmp.is_symlink() or tmp.exists():
+        tmp.unlink()
+    os.symlink(target, tmp)
+    os.replace(tmp, link)
+    fsync_dir(link.parent)
+
+
+def release_of(link: Path) -> str | None:
+    """The release a link points at (``releases/<v>``), or None."""
+    try:
+        return Path(os.readlink(link)).name
+    except OSError:
+        return None
+
+
+# -- the store's pre-update copy ----------------------------------------------
+def backup_store(data_dir: Path, dest: Path) -> None:
+    """Copy the store (the service stopped) to ``dest``, durably.  The one place
+    that knows what "the store" is for an update: a fuller backup can take its place."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    for name in STORE_FILES:
+        src = data_dir / name
+        if src.exists():
+            shutil.copy2(src, dest / name)
+            with open(dest / name, "rb") as fh:
+                os.fsync(fh.fileno())
+    (dest / "complete").touch()
+    fsync_dir(dest)
+    fsync_dir(dest.parent)
+
+
+def restore_store(src: Path, data_dir: Path) -> None:
+    """Put the pre-update copy back (the service stopped), owned like the data folder."""
+    st = data_dir.stat()
+    for name in (*STORE_FILES, "companion.db-shm"):
+        target = data_dir / name
+        if (src / name).exists():
+            tmp = data_dir / f".{name}.restore"
+            shutil.copy2(src / name, tmp)
+            with open(tmp, "rb") as fh:
+                os.fsync(fh.fileno())
+            if os.geteuid() == 0:
+                os.chown(tmp, st.st_uid, st.st_gid)
+            os.replace(tmp, target)
+        elif target.exists():
+            target.unlink()      # no WAL in the copy: a newer version's WAL must not be replayed into it
+    fsync_dir(data_dir)
+
+
+# -- what the installer asks of the system --------------------------------------
+class SystemdSystem:
+    """The real box: systemd, the service's user, pip from the bundle's wheels."""
+
+    unit = "companion.service"
+    user = "companion"
+
+    def __init__(self, layout: Layout, clock=time.monotonic, sleep=time.sleep):
+        self.layout, self.clock, self.sleep = layout, clock, sleep
+
+    def build_env(self, release: Path, wheels: Path) -> None:
+        """The release's own environment: exactly the bundle's wheels, no network."""
+        # The base interpreter, not this venv's: the new venv must not lean on the old one.
+        base = getattr(sys, "_base_executable", None) or sys.executable
+        subprocess.run([base, "-m", "venv", str(release / "venv")], check=True, capture_output=True)
+        files = sorted(str(p) for p in wheels.glob("*.whl"))
+        done = subprocess.run([str(release / "venv/bin/pip"), "install", "--no-index", "--no-deps",
+                               "--no-cache-dir", "--disable-pip-version-check", "-q", *files],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            raise CompanionError(N_("the new version's environment could not be built: {detail}"),
+                                 detail=_last_line(done.stderr))
+
+    def stop(self) -> None:
+        subprocess.run(["systemctl", "stop", self.unit], check=False, capture_output=True)
+
+    def start(self) -> None:
+        subprocess.run(["systemctl", "reset-failed", self.unit], check=False, capture_output=True)
+        subprocess.run(["systemctl", "start", "--no-block", self.unit], check=False, capture_output=True)
+
+    def self_check(self, release: Path) -> str | None:
+        try:
+            return self._self_check(release)
+        except subprocess.TimeoutExpired:
+            return f"no answer within {HEALTH_S} s"
+        except OSError as exc:
+            return exc.strerror or str(exc)
+
+    def _self_check(self, release: Path) -> str | None:
+        done = subprocess.run(["runuser", "-u", self.user, "--", str(release / "venv/bin/companion"),
+                               "self-check", "--data", str(self.layout.data)],
+                              # The data folder: the service user's, writable (lgpio opens a
+                              # pipe in the working folder at import, as the unit's note says).
+                              capture_output=True, text=True, timeout=HEALTH_S, cwd=str(self.layout.data))
+        return None if done.returncode == 0 else _last_line(done.stderr or done.stdout) or f"exit {done.returncode}"
+
+    def _show(self) -> dict:
+        out = subprocess.run(["systemctl", "show", self.unit, "-p", "ActiveState,SubState,NRestarts,Result"],
+                             capture_output=True, text=True).stdout
+        return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+
+    def restarts(self) -> int:
+        try:
+            return int(self._show().get("NRestarts", 0))
+        except ValueError:
+            return 0
+
+    def wait_healthy(self, since_restarts: int) -> str | None:
+        """None once the service reported ready and stayed up SETTLE_S; else why not."""
+        deadline = self.clock() + HEALTH_S
+        up_since = None
+        while True:
+            props = self._show()
+            try:
+                crashes = int(props.get("NRestarts", 0)) - since_restarts
+            except ValueError:
+                crashes = 0
+            if crashes >= MAX_CRASHES:
+                return f"it crashed {crashes} times"
+            if props.get("ActiveState") == "failed":
+                return f"it failed ({props.get('Result', '?')})"
+            if props.get("ActiveState") == "active" and props.get("SubState") == "running":
+                up_since = up_since if up_since is not None else (self.clock(), crashes)
+                if crashes != up_since[1]:
+                    up_since = (self.clock(), crashes)
+                if self.clock() - up_since[0] >= SETTLE_S:
+                    return None
+            else:
+                up_since = None
+            if self.clock() > deadline:
+                return f"it was not up and ready within {HEALTH_S} s"
+            self.sleep(1)
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    return lines[-1][:300] if lines else ""
+
+
+# -- the installer ---------------------------------------------------------------
+@dataclass
+class Installer:
+    layout: Layout
+    system: object
+    machine: str = field(default_factory=platform.machine)
+    python: str = f"{sys.version_info.major}.{sys.version_info.minor}"
+    clock: object = time.time
+
+    # -- status for the page and the panel --
+    def status(self, state: str, request: str | None = None, **fields) -> dict:
+        old = read_json(self.layout.status) or {}
+        record = {"state": state, "time": self.clock(),
+                  "request": request if request is not None else old.get("request"), **fields}
+        write_json(self.layout.status, record)
+        return record
+
+    def _marker(self, **fields) -> dict:
+        marker = {**(read_json(self.layout.marker) or {}), **fields}
+        write_json(self.layout.marker, marker, mode=0o600)
+        return marker
+
+    # -- the update --
+    def install(self, bundle_path: Path, request: str | None = None) -> dict:
+        """Install a bundle; the final status (``done`` or ``failed``).  Never raises for a bad bundle."""
+        lay = self.layout
+        pending = read_json(lay.marker)
+        if pending:          # an update cut short and not yet recovered: finish that first
+            self.resume()
+        here = release_of(lay.current)
+        self.status("verifying", request, to=None, back=here)
+        if request is not None:      # taken once its status says so: no reader sees an old result meanwhile
+            lay.request.unlink(missing_ok=True)
+        try:
+            version, release = self._prepare(Path(bundle_path), here)
+        except CompanionError as exc:
+            self._drop_unfinished(here)
+            return self.status("failed", to=None, back=here, reason=exc.template, params=exc.params)
+        except (OSError, subprocess.SubprocessError) as exc:     # a full card, a venv that cannot be made
+            self._drop_unfinished(here)
+            return self.status("failed", to=None, back=here, reason=N_("the new version could not be unpacked: {detail}"),
+                               params={"detail": str(exc)[:300]})
+        self._marker(**{"from": here, "to": version, "phase": PREPARED,
+                        "previous": release_of(lay.previous)})
+        self.status("installing", to=version, back=here)
+        self.system.stop()
+        backup = lay.backups / f"pre-{version}"
+        backup_store(lay.data, backup)
+        self._marker(phase=BACKED_UP, backup=str(backup))
+        self._marker(phase=CHECKING)
+        self.status("checking", to=version, back=here)
+        failed = self.system.self_check(release)
+        if failed:
+            return self.rollback(N_("its self-check failed: {detail}"), detail=failed)
+        self._marker(phase=SWITCHING)
+        if here is not None:
+            switch_link(lay.previous, f"releases/{here}")
+        switch_link(lay.current, f"releases/{version}")
+        self._marker(phase=SWITCHED, restarts=self.system.restarts())
+        self.system.start()
+        return self.check_running()
+
+    def _prepare(self, bundle_path: Path, here: str | None) -> tuple[str, Path]:
+        lay = self.layout
+        if here is None:
+            raise CompanionError(N_("this box has no current release: run install.sh once"))
+        shutil.rmtree(lay.work, ignore_errors=True)
+        lay.work.mkdir(parents=True, mode=0o700)
+        copy = lay.work / "bundle"
+        try:
+            shutil.copyfile(bundle_path, copy)   # the service cannot change what root checks
+        except OSError as exc:
+            raise CompanionError(N_("cannot read the bundle: {reason}"), reason=exc.strerror or str(exc)) from None
+        payload = bundles.verify(copy, bundles.read_keys(lay.keys))
+        manifest = bundles.unpack(copy, payload, lay.work / "unpacked")
+        if manifest.python != self.python or manifest.machine != self.machine:
+            raise CompanionError(N_("the bundle is for Python {python} on {machine}; this box runs Python "
+                                    "{box_python} on {box_machine}"), python=manifest.python,
+                                 machine=manifest.machine, box_python=self.python, box_machine=self.machine)
+        version = manifest.version
+        if version == here:
+            raise CompanionError(N_("the box already runs version {version}"), version=version)
+        lay.releases.mkdir(parents=True, exist_ok=True)
+        # Built in its final folder (a venv's scripts name their own path, so
+        # it cannot be moved), flagged unfinished until it is whole.
+        target = lay.releases / version
+        if target.exists():        # an earlier attempt at this version, or the previous release
+            shutil.rmtree(target)
+        target.mkdir()
+        (target / UNFINISHED).touch()
+        fsync_dir(lay.releases)
+        os.rename(lay.work / "unpacked" / "release", target / "src")
+        self.system.build_env(target, lay.work / "unpacked" / "wheels")
+        (target / UNFINISHED).unlink()
+        fsync_dir(target)
+        shutil.rmtree(lay.work, ignore_errors=True)
+        return version, target
+
+    def _drop_unfinished(self, here: str | None) -> None:
+        lay = self.layout
+        shutil.rmtree(lay.work, ignore_errors=True)
+        for partial in lay.releases.glob(f"*/{UNFINISHED}") if lay.releases.exists() else ():
+            if partial.parent.name != here:
+                shutil.rmtree(partial.parent, ignore_errors=True)
+
+    def check_running(self) -> dict:
+        """The new version runs: keep it if it is up and ready in time, else go back."""
+        marker = read_json(self.layout.marker) or {}
+        self.status("checking", to=marker.get("to"), back=marker.get("from"))
+        reason = self.system.wait_healthy(int(marker.get("restarts", 0)))
+        if reason:
+            return self.rollback(N_("the new version did not stay up: {detail}"), detail=reason)
+        return self.finish()
+
+    def finish(self) -> dict:
+        lay = self.layout
+        marker = read_json(lay.marker) or {}
+        lay.marker.unlink(missing_ok=True)
+        fsync_dir(lay.root)
+        keep = {release_of(lay.current), release_of(lay.previous)}
+        for old in lay.releases.iterdir():
+            if old.name not in keep:
+                shutil.rmtree(old, ignore_errors=True)
+        for old in lay.backups.glob("pre-*") if lay.backups.exists() else ():
+            if old.name != f"pre-{marker.get('to')}":
+                shutil.rmtree(old, ignore_errors=True)
+        return self.status("done", to=marker.get("to"), back=marker.get("from"))
+
+    def rollback(self, reason: str, **params) -> dict:
+        """Back to the version before, with its pre-update store; the service restarted."""
+        lay = self.layout
+        marker = self._marker(phase=ROLLING_BACK, reason=reason, params=params)
+        self.system.stop()
+        self._revert(marker)
+        self.system.start()
+        return self.status("failed", to=marker.get("to"), back=marker.get("from"), reason=reason, params=params)
+
+    def _revert(self, marker: dict) -> None:
+        """Undo an update (the service stopped): links, store, the new release.  Idempotent."""
+        lay = self.layout
+        here, to = marker.get("from"), marker.get("to")
+        if here and release_of(lay.current) != here:
+            switch_link(lay.current, f"releases/{here}")
+        if marker.get("previous"):
+            if release_of(lay.previous) != marker["previous"]:
+                switch_link(lay.previous, f"releases/{marker['previous']}")
+        backup = Path(marker["backup"]) if marker.get("backup") else None
+        if backup is not None and (backup / "complete").exists() and marker.get("phase") != PREPARED:
+            restore_store(backup, lay.data)
+        if to and to != here and to != marker.get("previous"):
+            shutil.rmtree(lay.releases / to, ignore_errors=True)
+        lay.marker.unlink(missing_ok=True)
+        fsync_dir(lay.root)
+        shutil.rmtree(lay.work, ignore_errors=True)
+
+    # -- after a cut, or a worker that died --
+    def recover(self) -> str:
+        """At boot, before the service starts: revert an update that had not
+        started the new version; leave one that had for :meth:`resume`."""
+        lay = self.layout
+        here = release_of(lay.current)
+        for partial in lay.releases.glob(f"*/{UNFINISHED}") if lay.releases.exists() else ():
+            if partial.parent.name != here:
+                shutil.rmtree(partial.parent, ignore_errors=True)
+        marker = read_json(lay.marker)
+        if not marker:
+            lay.marker.unlink(missing_ok=True)
+            shutil.rmtree(lay.work, ignore_errors=True)
+            status = read_json(lay.status) or {}
+            if status.get("state") in ("verifying", "installing", "checking"):   # cut before it changed anything
+                self.status("failed", to=status.get("to"), back=here,
+                            reason=N_("it was cut short (a power cut?)"), params={})
+                return "cut short before any change"
+            return "nothing pending"
+        if marker.get("phase") == SWITCHED:
+            return "the new version is checked once it runs"
+        reason = marker.get("reason") or N_("it was cut short (a power cut?)")
+        params = marker.get("params") or {}
+        self._revert(marker)
+        self.status("failed", to=marker.get("to"), back=marker.get("from"), reason=reason, params=params)
+        return "reverted"
+
+    def resume(self) -> dict | None:
+        """The worker's first job: an update left pending (after a cut, or a
+        worker that died) is checked and kept, or reverted."""
+        marker = read_json(self.layout.marker)
+        if not marker:
+            return None
+        if marker.get("phase") == SWITCHED:
+            return self.check_running()
+        self.system.stop()
+        self.recover()
+        self.system.start()
+        return read_json(self.layout.status)
+
+
+# -- the service's side: ask for an update ----------------------------------------
+def request_update(layout: Layout, src, request_id: str) -> None:
+    """Drop a bundle into the inbox and ask the root unit (companion-update.path)
+    to install it.  ``src`` is a path or a binary file object."""
+    layout.inbox.mkdir(parents=True, exist_ok=True)
+    part = layout.inbox / "incoming.bundle.part"
+    if isinstance(src, (str, os.PathLike)):
+        shutil.copyfile(src, part)
+    else:
+        with open(part, "wb") as out:
+            shutil.copyfileobj(src, out, 1 << 20)
+    os.replace(part, layout.incoming)
+    tmp = layout.inbox / ".request.tmp"
+    tmp.write_text(request_id, encoding="utf-8")
+    os.replace(tmp, layout.request)
+
+
+def take_request(layout: Layout) -> str | None:
+    """The request's id for the root worker, or None; :meth:`Installer.install`
+    removes the request once its status names it."""
+    try:
+        request_id = layout.request.read_text("utf-8").strip()[:64]
+    except OSError:
+        return None
+    return request_id or "-"
+
+
+def status_text(status: dict | None, gettext=lambda s: s) -> str | None:
+    """The status as one line for the panel, the page and the command line."""
+    if not status:
+        return None
+    state = status.get("state")
+    to, back = status.get("to") or "?", status.get("back") or "?"
+    if state == "failed":
+        reason = gettext(status.get("reason") or "")
+        try:
+            reason = reason.format(**(status.get("params") or {}))
+        except (KeyError, IndexError, ValueError):
+            pass
+        if status.get("to"):
+            return gettext(N_("Update to {to} failed: back on {back}: {reason}")).format(
+                to=to, back=back, reason=reason)
+        return gettext(N_("Update refused: still on {back}: {reason}")).format(back=back, reason=reason)
+    if state == "done":
+        return gettext(N_("Updated to {to} (was {back}).")).format(to=to, back=back)
+    if state in ("verifying", "installing", "checking"):
+        words = {"verifying": N_("Update: checking the bundle…"),
+                 "installing": N_("Update to {to}: installing…"),
+                 "checking": N_("Update to {to}: checking the new version…")}
+        return gettext(words[state]).format(to=to, back=back)
+    return None
+
+
+def start_notice(layout: Layout, gettext=lambda s: s) -> tuple[str, dict] | None:
+    """The last update's rollback, once, as a table notice (the panel and the
+    phones) for the start that follows it; None if there is none to show."""
+    status = read_json(layout.status)
+    if not status or status.get("state") != "failed" or not status.get("to"):
+        return None
+    stamp = str(status.get("time"))
+    seen = layout.inbox / "seen"
+    try:
+        if seen.read_text("utf-8") == stamp:
+            return None
+        layout.inbox.mkdir(parents=True, exist_ok=True)
+        seen.write_text(stamp, encoding="utf-8")
+    except FileNotFoundError:
+        layout.inbox.mkdir(parents=True, exist_ok=True)
+        seen.write_text(stamp, encoding="utf-8")
+    except OSError:
+        pass
+    reason = gettext(status.get("reason") or "")
+    try:
+        reason = reason.format(**(status.get("params") or {}))
+    except (KeyError, IndexError, ValueError):
+        pass
+    return (N_("Update to {to} failed: back on {back}: {reason}"),
+            {"to": status.get("to"), "back": status.get("back") or "?", "reason": reason})

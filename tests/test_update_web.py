@@ -1,0 +1,84 @@
+"""The Update page and its API: the PIN asks, the root installer decides."""
+
+from __future__ import annotations
+
+import pytest
+
+from companion import updater
+from companion.session import TableSession
+from companion.store import Store
+from box_support import make_box, mock_factory  # noqa: F401 (fixtures)
+from test_web_support import make_app, pin_headers
+
+
+@pytest.fixture
+def box(tmp_path):
+    store = Store(tmp_path / "data")
+    app = make_app(TableSession(store), data_dir=str(tmp_path / "data"), update_state=str(tmp_path / "root"))
+    lay = updater.Layout(data=tmp_path / "data", root=tmp_path / "root")
+    yield app.test_client(), lay
+    app.extensions["companion"].close()
+    store.close()
+
+
+def test_without_an_update_the_page_and_the_api_say_so(box):
+    client, _lay = box
+    assert client.get("/api/update").json == {"state": "none", "to": None, "back": None, "text": "No update yet."}
+    page = client.get("/update?lang=fr")
+    assert page.status_code == 200 and "Aucune mise à jour pour l’instant." in page.get_data(as_text=True)
+
+
+def test_the_pin_drops_the_bundle_and_asks_and_nothing_more(box):
+    client, lay = box
+    assert client.post("/api/update", data=b"bundle bytes").status_code == 401
+    assert client.post("/api/update", data=b"bundle bytes", headers=pin_headers("9999")).status_code == 403
+    assert not lay.request.exists() and not lay.incoming.exists()
+    r = client.post("/api/update", data=b"bundle bytes", headers=pin_headers())
+    assert r.status_code == 202, r.json
+    assert r.json["state"] == "asked"
+    assert lay.incoming.read_bytes() == b"bundle bytes"
+    assert lay.request.read_text() == r.json["request"]
+    # One at a time: a second bundle waits for the first's result.
+    again = client.post("/api/update", data=b"other", headers=pin_headers())
+    assert again.status_code == 409 and "already under way" in again.json["error"]
+    assert lay.incoming.read_bytes() == b"bundle bytes"
+
+
+def test_the_result_of_a_failed_update_in_english_and_french(box):
+    client, lay = box
+    updater.write_json(lay.status, {"state": "failed", "to": "2.0", "back": "1.0",
+                                    "reason": "the new version did not stay up: {detail}",
+                                    "params": {"detail": "it crashed 3 times"}})
+    assert client.get("/api/update").json["text"] == \
+        "Update to 2.0 failed: back on 1.0: the new version did not stay up: it crashed 3 times"
+    assert client.get("/api/update?lang=fr").json["text"] == \
+        ("La mise à jour vers 2.0 a échoué : retour à 1.0 : la nouvelle version n’a pas tenu : "
+         "it crashed 3 times")
+    assert "La mise à jour vers 2.0 a échoué" in client.get("/update?lang=fr").get_data(as_text=True)
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_the_panel_says_once_that_an_update_was_rolled_back(tmp_path, language, session, make_box, monkeypatch):
+    from companion.i18n import gettext
+    from hardware.testing import box_config
+    from test_layout import Recorder
+
+    lay = updater.Layout(data=tmp_path / "data", root=tmp_path / "root")
+    updater.write_json(lay.status, {"state": "failed", "to": "2.0.1-Éloïse", "back": "1.9.7-Marc-Antoine",
+                                    "time": 5.0, "reason": "its self-check failed: {detail}",
+                                    "params": {"detail": "self-check: the sample yenta_full_hand no longer "
+                                               "replays as it should"}})
+    notice = updater.start_notice(lay, lambda s: gettext(s, language))
+    assert updater.start_notice(lay) is None          # once: the next start says nothing
+    recorder = Recorder(monkeypatch)
+    box = make_box(box_config(language=language, bounce_ms=1))
+    session.update_table(lambda table: table.notices.append(notice))
+    box.flush()
+    texts = " ".join(box.frame.texts)
+    want = {"en": "Update to 2.0.1-", "fr": "La mise à jour vers"}[language]
+    assert want in texts, texts
+    (tmp_path.parent / f"update-notice-{language}.png").write_bytes(box.frame_png(4))
+    for _ in range(6):                                # scroll the whole notice
+        box.press("down")
+    box.flush()
+    assert not recorder.failures(), recorder.failures()

@@ -1,0 +1,218 @@
+"""``appliance-vm --update``: signed updates with rollback on the installed box.
+
+On the host, with a throw-away release key made for the run: two good
+bundles (versions A and B, to go back and forth), one whose version fails
+its self-check (a packaged sample no longer replays), one signed by another
+key and one cut in half.  In the guest the key goes into
+/etc/companion/release-keys as install.sh would list it.  Each bundle is
+sent as a phone sends it (``POST /api/update`` with the PIN) and followed
+on ``GET /api/update``; the box must end on the right version, serving,
+with every acknowledged action.  With ``--power-cuts N`` the power is then
+cut N times at a random moment of an update: after each the box must serve
+by itself on exactly one of the two versions with every acknowledged
+action, and after the last a whole update must still work.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import vmlib
+
+VERSIONS = ("9.0.1", "9.0.2")
+BAD = "9.1.0-bad"
+FINAL = ("done", "failed")
+WAIT_S = 1800      # one update in the emulated guest (its environment built from 30 wheels), generous
+
+
+def make_bundles(workdir: Path, arch: str, say) -> dict:
+    """The run's bundles and its public key line, built on the host."""
+    machine = {"amd64": "x86_64", "arm64": "aarch64"}[arch]
+    out = workdir / "bundles"
+    out.mkdir()
+    companion = [sys.executable, "-m", "companion.cli"]
+    key, other = out / "release.pem", out / "other.pem"
+    public = subprocess.run([*companion, "bundle", "--new-key", str(key)], check=True,
+                            capture_output=True, text=True).stdout.strip()
+    subprocess.run([*companion, "bundle", "--new-key", str(other)], check=True, capture_output=True)
+    wheels = vmlib.wheelhouse(arch)
+    source = out / "source"
+    for name in vmlib.git_files():
+        dest = source / name
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(vmlib.REPO / name, dest, follow_symlinks=False)
+    bad_source = out / "bad-source"
+    shutil.copytree(source, bad_source)
+    sample = next((bad_source / "companion/samples").glob("scoreboard*.expect.json"))
+    want = json.loads(sample.read_text())
+    want["state"]["scores"] = [12345]
+    sample.write_text(json.dumps(want))
+
+    def bundle(name, version, src, with_key):
+        path = out / name
+        subprocess.run([*companion, "bundle", str(path), "--key", str(with_key), "--version", version,
+                        "--machine", machine, "--wheels", str(wheels), "--source", str(src)],
+                       check=True, capture_output=True)
+        return path
+    say("vm: --update: building the bundles on the host")
+    made = {"key": public,
+            VERSIONS[0]: bundle("a.bundle", VERSIONS[0], source, key),
+            VERSIONS[1]: bundle("b.bundle", VERSIONS[1], source, key),
+            "bad": bundle("bad.bundle", BAD, bad_source, key),
+            "other-key": bundle("other.bundle", "9.2.0", source, other)}
+    truncated = out / "truncated.bundle"
+    data = made[VERSIONS[0]].read_bytes()
+    truncated.write_bytes(data[: len(data) // 2])
+    made["truncated"] = truncated
+    return made
+
+
+def post_bundle(vm, path: Path, timeout: float = 600) -> tuple[int, dict]:
+    conn = http.client.HTTPConnection("127.0.0.1", vm.port, timeout=timeout)
+    try:
+        conn.request("POST", "/api/update", body=path.read_bytes(),
+                     headers={"X-Table-Pin": vm.pin, "Content-Type": "application/octet-stream"})
+        resp = conn.getresponse()
+        body = resp.read()
+    finally:
+        conn.close()
+    try:
+        return resp.status, json.loads(body)
+    except ValueError:
+        return resp.status, {"raw": body[:200].decode("utf-8", "replace")}
+
+
+def status(vm) -> dict | None:
+    try:
+        code, body = vm.http("GET", "/api/update", timeout=10)
+    except (OSError, http.client.HTTPException):
+        return None          # the box restarts during an update
+    return json.loads(body) if code == 200 else None
+
+
+def wait_final(vm, timeout: float = WAIT_S) -> dict:
+    end = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < end:
+        found = status(vm)
+        if found and found["state"] in FINAL:
+            return found
+        last = found or last
+        time.sleep(2)
+    raise vmlib.GuestError(f"no update result within {timeout:.0f} s (last: {last})")
+
+
+def current(vm) -> str:
+    return vm.must("basename \"$(readlink /opt/companion/current)\"").strip()
+
+
+def check(run, cuts: int, say) -> dict:
+    vm = run.vm
+    result = {"ok": True, "good_s": None, "bad_rolled_back_s": None, "cuts_during_update": 0, "lost": 0,
+              "versions_seen": [], "refused": {}}
+
+    def fail(what):
+        result["ok"] = False
+        run.fail(f"--update: {what}")
+
+    bundles = make_bundles(run.workdir, run.arch, say)
+    run.boot(link=True)
+    run.guest_serving()
+    vm.wait_http()
+    vm.must(f"echo '{bundles['key']} appliance-vm' >> /etc/companion/release-keys")
+    code, body = vm.http("POST", "/api/actions", {"type": "new_game", "game": "scoreboard", "players": ["Ann", "Ben"]},
+                         {"X-Table-Pin": vm.pin}, timeout=60)
+    acked = []
+
+    def act(n=3):
+        for i in range(n):
+            action = {"type": "add", "seat": i % 2, "points": i + 1}
+            code, _ = vm.http("POST", "/api/actions", action, {"X-Table-Pin": vm.pin}, timeout=60)
+            if code == 200:
+                acked.append(action)
+
+    def lost() -> int:
+        lines = [json.loads(line) for line in run.read_store()["lines"]]
+        adds = [a for a in lines if a.get("type") == "add"]
+        missing = len(acked) - sum(1 for a, b in zip(adds, acked) if a == b)
+        return max(0, missing)
+
+    def update(path):
+        t = time.monotonic()
+        code, answer = post_bundle(vm, path)
+        if code != 202:
+            fail(f"POST /api/update answered {code} {answer}")
+            return None, 0.0
+        final = wait_final(vm)
+        vm.wait_http()
+        return final, time.monotonic() - t
+
+    first = current(vm)
+    act()
+    # Refused bundles: the box stays on its version, serving, and says why.
+    for name, words in (("other-key", "not signed"), ("truncated", "cut short")):
+        final, _ = update(bundles[name])
+        result["refused"][name] = final and final["text"]
+        if not final or final["state"] != "failed" or words not in final["text"] or current(vm) != first:
+            fail(f"the {name} bundle was not refused as it should: {final}")
+        act(1)
+    final, seconds = update(bundles["bad"])
+    result["bad_rolled_back_s"] = round(seconds, 1)
+    result["refused"]["self-check"] = final and final["text"]
+    if not final or final["state"] != "failed" or "self-check" not in final["text"] or current(vm) != first:
+        fail(f"the bundle failing its self-check was not rolled back: {final}")
+    act(1)
+    final, seconds = update(bundles[VERSIONS[0]])
+    result["good_s"] = round(seconds, 1)
+    if not final or final["state"] != "done" or current(vm) != VERSIONS[0]:
+        fail(f"the good bundle was not installed: {final}, on {current(vm)}")
+    act(1)
+    say(f"vm: --update: good in {result['good_s']} s, self-check failure rolled back in "
+        f"{result['bad_rolled_back_s']} s, refusals: {result['refused']}")
+
+    # Cuts at random moments of an update.
+    seen = set()
+    for i in range(cuts):
+        here = current(vm)
+        target = VERSIONS[1] if here == VERSIONS[0] else VERSIONS[0]
+        act(1)
+        code, answer = post_bundle(vm, bundles[target])
+        if code != 202:
+            fail(f"cut {i + 1}: POST /api/update answered {code} {answer}")
+            break
+        time.sleep(run.rng.uniform(0.0, max(5.0, result["good_s"] or 60.0)))
+        vm.cut()
+        result["cuts_during_update"] += 1
+        run.boot(link=True)
+        run.guest_serving()
+        vm.wait_http()
+        final = wait_final(vm)        # the worker finishes or reverts what was pending
+        vm.wait_http()
+        on = current(vm)
+        seen.add(on)
+        missing = lost()
+        result["lost"] += missing
+        active = vm.sh("systemctl is-active companion").stdout.strip()
+        say(f"vm: --update: cut {i + 1}/{cuts} during the update {here} -> {target}: back on {on} "
+            f"({final['state']}: {final['text'][:90]}), {missing} acknowledged actions lost")
+        if on not in (here, target) or active != "active" or missing:
+            fail(f"cut {i + 1}: on {on!r} ({active}), {missing} lost")
+    if cuts:
+        here = current(vm)
+        target = VERSIONS[1] if here == VERSIONS[0] else VERSIONS[0]
+        final, _ = update(bundles[target])
+        if not final or final["state"] != "done" or current(vm) != target:
+            fail(f"the update after the cuts did not work: {final}")
+        seen.add(current(vm))
+    result["versions_seen"] = sorted(seen | {first})
+    result["lost"] = max(result["lost"], lost())
+    if result["lost"]:
+        fail(f"{result['lost']} acknowledged actions lost")
+    vm.poweroff()
+    return result
