@@ -273,16 +273,18 @@ class LossyDisk:
             conn.sendall(struct.pack(">IIQ", SIMPLE_REPLY_MAGIC, error, handle) + payload)
 
     # -- the harness's side ----------------------------------------------------------------------
-    def power_cut(self) -> dict:
-        """After QEMU was killed: the card loses its power."""
+    def power_cut(self, reorder: bool | None = None, rng: random.Random | None = None) -> dict:
+        """After QEMU was killed: the card loses its power.  ``reorder``
+        overrides the server's mode for this cut, ``rng`` its random draws."""
+        if reorder is None:
+            reorder = self.mode == "reorder"
         conn = self.conn
         if conn is not None:
             try:
                 conn.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
-        cut = self.cache.power_loss(self.rng if self.mode == "reorder" else None)
-        return cut
+        return self.cache.power_loss((rng or self.rng) if reorder else None)
 
     def close(self) -> None:
         """Stop serving.  Writes still held (a client that left without
