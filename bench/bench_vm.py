@@ -1,6 +1,9 @@
 """The appliance on a real operating system (issue 22): ``tests/vm/appliance-vm``.
 
-* amd64 with 100 power cuts (QEMU SIGKILLed while a client posts actions):
+* amd64 with 100 power cuts (QEMU SIGKILLed while a client posts actions)
+  on the SD-card disk model (``tests/vm/lossy_disk.py``: every unflushed
+  write lost, or a random subset kept, at each cut; ``"disk_model"``), the
+  store checked before the companion opens it (``"cuts_before_open_checked"``):
   acknowledged actions lost, store integrity, the time a cut costs;
 * arm64 (qemu-system-aarch64, ``virt``, TCG: emulated, so many times slower
   than a Pi): install with the ``pi`` extra and boot to serving.

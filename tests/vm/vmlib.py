@@ -23,6 +23,8 @@ import threading
 import time
 from pathlib import Path
 
+import lossy_disk
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 CACHE = Path(os.environ.get("COMPANION_VM_CACHE") or Path.home() / ".cache" / "companion-vm")
@@ -409,11 +411,28 @@ class Result:
 class VM:
     """One boot of the image: ``start()``, then ``run``/``sh``/``put``/``get``
     as root in the guest, ``http`` through the forwarded port, and either
-    ``poweroff()`` or ``cut()`` (SIGKILL of QEMU: a power cut)."""
+    ``poweroff()`` or ``cut()`` (SIGKILL of QEMU: a power cut).
+
+    The root disk is an SD card with a volatile write cache
+    (``lossy_disk.py``, QEMU on ``cache=none``): at a cut it loses every
+    write the guest had not flushed, or (one cut in two, drawn from
+    ``disk_seed``) keeps a random subset of them.  ``disk_model="writeback"``
+    is the old model (QEMU's own cache: every write that reached QEMU
+    survives), an operating system crash rather than a power cut."""
+
+    DISK_MODELS = ("sd-card", "writeback")
 
     def __init__(self, arch: str, image: Image, disk: Path, payload: Path, workdir: Path,
-                 *, port: int | None = None, memory: int = 1024, extra_args: list[str] | None = None):
+                 *, port: int | None = None, memory: int = 1024, extra_args: list[str] | None = None,
+                 disk_model: str = "sd-card", disk_seed: int | None = None):
+        if disk_model not in self.DISK_MODELS:
+            raise ValueError(f"disk model {disk_model!r}: one of {self.DISK_MODELS}")
         self.arch, self.image, self.disk, self.payload, self.workdir = arch, image, disk, payload, workdir
+        self.disk_model = disk_model
+        self.disk_seed = random.randrange(2**32) if disk_seed is None else disk_seed
+        self._disk_rng = random.Random(self.disk_seed)
+        self.lossy: lossy_disk.LossyDisk | None = None
+        self.cuts: list[dict] = []      # what each cut did to the card's cache
         self.port = port or free_port()
         self.memory = memory
         self.extra_args = extra_args or []
@@ -427,9 +446,10 @@ class VM:
         self.started_at = 0.0
 
     # -- life ------------------------------------------------------------------------------------
-    def start(self, *, link: bool = True, nic: bool = True) -> None:
+    def start(self, *, link: bool = True, nic: bool = True, cmdline: str = "") -> None:
         """Boot.  ``link=False``: the network card is there with its cable
-        out (no carrier) until ``set_link(True)``; ``nic=False``: no card."""
+        out (no carrier) until ``set_link(True)``; ``nic=False``: no card;
+        ``cmdline``: more words on the kernel's command line."""
         arch = ARCHES[self.arch]
         self.boots += 1
         self.agent_path = self.workdir / "agent.sock"
@@ -441,10 +461,20 @@ class VM:
         # IO-APIC timer can time out and panic ("IO-APIC + timer doesn't
         # work"); the check is for broken boards, not for this virtual one.
         append = f"console={arch['console']} root=/dev/vda rw quiet" + arch.get("append", "")
+        if cmdline:
+            append += " " + cmdline
+        if self.disk_model == "sd-card":
+            if self.lossy is None:
+                self.lossy = lossy_disk.LossyDisk(self.disk, self.workdir / "root.nbd")
+            # cache=none: QEMU holds nothing back; the guest's flushes reach
+            # the card as NBD_CMD_FLUSH.
+            root = f"file=nbd+unix:///?socket={self.lossy.sock_path},format=raw,if=virtio,cache=none"
+        else:
+            root = f"file={self.disk},format=raw,if=virtio,cache=writeback"
         cmd = [arch["qemu"], *arch["machine"], "-accel", "tcg,thread=multi", "-smp", "2", "-m", str(self.memory),
                "-display", "none", "-monitor", "none", "-serial", f"file:{self.console}",
                "-kernel", str(self.image.kernel), "-initrd", str(self.image.initrd), "-append", append,
-               "-drive", f"file={self.disk},format=raw,if=virtio,cache=writeback",
+               "-drive", root,
                "-drive", f"file={self.payload},format=raw,if=virtio,readonly=on",
                "-device", "virtio-serial-pci",
                "-chardev", f"socket,id=agent,path={self.agent_path},server=on,wait=off",
@@ -609,11 +639,35 @@ class VM:
         return float(self.must("cut -d' ' -f1 /proc/uptime").strip())
 
     def cut(self) -> None:
-        """The power cut: SIGKILL to QEMU.  What the guest had not flushed is lost."""
+        """The power cut: SIGKILL to QEMU, then the card loses its power:
+        what the guest had not flushed is lost (or partly kept)."""
         if self.proc and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
+            if self.lossy is not None:
+                reorder = self._disk_rng.random() < 0.5
+                self.cuts.append(dict(self.lossy.power_cut(reorder=reorder, rng=self._disk_rng),
+                                      mode="reorder" if reorder else "drop"))
         self._close()
+
+    def disk_summary(self) -> dict:
+        """The disk model and what its cuts did, for the run's summary."""
+        if self.disk_model != "sd-card":
+            return {"model": "writeback"}
+        cuts = self.cuts
+        return {"model": "sd-card", "seed": self.disk_seed, "cuts": len(cuts),
+                "reorder_cuts": sum(c["mode"] == "reorder" for c in cuts),
+                "unflushed_writes": sum(c["unflushed_writes"] for c in cuts),
+                "lost_writes": sum(c["lost_writes"] for c in cuts),
+                "kept_writes": sum(c["kept_writes"] for c in cuts),
+                "lost_bytes": sum(c["lost_bytes"] for c in cuts),
+                "flushes": self.lossy.stats["flushes"] if self.lossy else 0}
+
+    def close_disk(self) -> None:
+        """After the last boot: stop serving the card."""
+        if self.lossy is not None:
+            self.lossy.close()
+            self.lossy = None
 
     def poweroff(self, timeout: float = 180) -> None:
         if self.proc and self.proc.poll() is None:
