@@ -162,7 +162,7 @@ def create_app(session, *, box=None, config: dict, pin: str) -> Flask:
     """The Flask app of one table.  ``config`` is the dict of
     :func:`companion.config.load` (plus ``mock`` and ``url`` from the
     runner); ``pin`` the table PIN shown on the box."""
-    from . import api, dev, game_api, history, pages, portal, roster, seats
+    from . import api, dev, game_api, history, pages, portal, roster, seats, setup
     from .rules import LazyBuildRule
 
     app = Flask("web")
@@ -185,6 +185,7 @@ def create_app(session, *, box=None, config: dict, pin: str) -> Flask:
     app.register_blueprint(game_api.bp)
     app.register_blueprint(roster.bp)
     app.register_blueprint(portal.bp)
+    app.register_blueprint(setup.bp)
     _seed_roster(session, config)
     return app
 
