@@ -60,11 +60,14 @@ set_i2c_speed
 
 install -m 0644 "$repo/systemd/companion.service" /etc/systemd/system/companion.service
 install -m 0644 "$repo/systemd/companion-wifi.service" /etc/systemd/system/companion-wifi.service
+install -m 0644 "$repo/systemd/companion-setup.path" /etc/systemd/system/companion-setup.path
+install -m 0644 "$repo/systemd/companion-setup.service" /etc/systemd/system/companion-setup.service
 [ -f /etc/default/companion ] || printf '# COMPANION_PIN=1234\n# COMPANION_LANG=fr\n' > /etc/default/companion
 systemctl daemon-reload
 systemctl enable companion.service
 systemctl restart companion.service      # restart, not start: an upgrade runs the new code
 systemctl enable companion-wifi.service  # the box's own Wi-Fi when no known network comes (wifi setting)
 systemctl restart companion-wifi.service
+systemctl enable --now companion-setup.path   # set-up from a phone: its root side (time zone, name, SSH)
 systemctl --no-pager status companion.service || true
 echo "companion: installed. Follow it with: journalctl -u companion -f"

@@ -110,14 +110,14 @@ class SetupScreen(Layer):
             if not getattr(c, "mirror", False):
                 c.text(x + d.text_width(_("PIN"), d.SMALL) + 4, 37, pin,
                        d.largest_fitting(pin, width - d.text_width(_("PIN"), d.SMALL) - 4, (d.STRONG, d.SMALL)))
-        c.text_fit(x, 51, _("OK: Wi-Fi name"), width, d.SMALL)
+        c.text_fit(x, 51, _("OK: Wi-Fi"), width, d.SMALL)
 
     def _draw_joining(self, c: Canvas, status: dict) -> None:
         c.header(_("Set-up"))
         c.center(18, _("Joining…"), d.STRONG)
         for i, line in enumerate(_chunks(str(status.get("ssid") or ""), d.SMALL, d.WIDTH - 4, 2)):
             c.center(32 + i * 10, line, d.SMALL)
-        c.text_fit(2, 53, _("Back on its own Wi-Fi if it fails"), d.WIDTH - 4, d.SMALL)
+        c.text_fit(2, 53, _("Else: own Wi-Fi again"), d.WIDTH - 4, d.SMALL)
 
     def _draw_joined(self, c: Canvas, status: dict) -> None:
         """The address's QR at the left; the address and ``<name>.local``."""
@@ -130,18 +130,14 @@ class SetupScreen(Layer):
             x = code.width + 3
         width = d.WIDTH - x
         c.text_fit(x, d.MARGIN, _("Joined"), width, d.STRONG)
-        ssid = _chunks(str(status.get("ssid") or ""), d.SMALL, width, 1)
         y = 14
-        for line in ssid:
-            c.text(x, y, line, d.SMALL)
-            y += 10
         address = str(status.get("address") or "")
         for line in _chunks(address, d.SMALL, width, 2):
             c.text(x, y, line, d.SMALL)
             y += 10
         host = status.get("hostname")
         if host:
-            for line in _chunks(f"{host}.local", d.SMALL, width, 2)[: max(1, (62 - y) // 10)]:
+            for line in _chunks(f"{host}.local", d.SMALL, width, max(1, (62 - y) // 10)):
                 c.text(x, y, line, d.SMALL)
                 y += 10
 
@@ -202,6 +198,11 @@ def tick(app) -> None:
     app.setup_seen = key
     if showing(app):
         return
-    busy = app.layers or (app.controller is not None and app.controller.is_private())
+    # Over the Phones screen (it has the same Wi-Fi code), never over a menu
+    # being used or a seat choosing a secret.
+    from .menus import JoinScreen
+
+    busy = ((app.layers and not isinstance(app.layers[-1], JoinScreen))
+            or (app.controller is not None and app.controller.is_private()))
     if not busy:
         app.push(SetupScreen(app))
