@@ -254,7 +254,7 @@ class Pair:
 
 PAGES = ("/api/state", "/api/seats", "/api/notices", "/api/games", "/api/history", "/api/stats",
          "/", "/seat", "/control", "/join", "/history", "/stats", "/oled.png", "/oled.png?scale=2",
-         "/dev/oled.png", "/dev/frames")
+         "/dev/oled.png", "/dev/frames", "/setup", "/api/setup")
 
 
 def _short(item) -> str:
