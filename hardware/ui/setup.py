@@ -117,7 +117,7 @@ class SetupScreen(Layer):
         c.center(18, _("Joining…"), d.STRONG)
         for i, line in enumerate(_chunks(str(status.get("ssid") or ""), d.SMALL, d.WIDTH - 4, 2)):
             c.center(32 + i * 10, line, d.SMALL)
-        c.text_fit(2, 53, _("Else: own Wi-Fi again"), d.WIDTH - 4, d.SMALL)
+        c.footer(_("Else: own Wi-Fi again"))
 
     def _draw_joined(self, c: Canvas, status: dict) -> None:
         """The address's QR at the left; the address and ``<name>.local``."""
