@@ -412,3 +412,13 @@ def test_the_panel_walks_through_setup(tmp_path, make_box, language):
     png = _look(box, f"joined-{language}")
     assert _decode(png) == ["http://192.168.77.42:8000/"]
     assert "192.168.77.42" in box.mirror.texts
+
+
+def test_the_new_local_name_is_answered_without_a_restart(setup_app, monkeypatch):
+    app, _data = setup_app
+    import web.hosts
+
+    client = app.test_client()
+    assert client.get("/api/setup", headers={"Host": "marc-antoine-et-eloise.local:8000"}).status_code == 400
+    monkeypatch.setattr(web.hosts.socket, "gethostname", lambda: "marc-antoine-et-eloise")   # hostnamectl
+    assert client.get("/api/setup", headers={"Host": "marc-antoine-et-eloise.local:8000"}).status_code == 200
