@@ -422,3 +422,29 @@ def test_the_new_local_name_is_answered_without_a_restart(setup_app, monkeypatch
     assert client.get("/api/setup", headers={"Host": "marc-antoine-et-eloise.local:8000"}).status_code == 400
     monkeypatch.setattr(web.hosts.socket, "gethostname", lambda: "marc-antoine-et-eloise")   # hostnamectl
     assert client.get("/api/setup", headers={"Host": "marc-antoine-et-eloise.local:8000"}).status_code == 200
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_reset_settings_on_the_box_asks_then_puts_it_in_setup_mode(tmp_path, make_box, language):
+    from hardware.testing import box_config
+    from hardware.ui.setup import ResetConfirm, SetupScreen
+
+    data = tmp_path / "box-data"
+    data.mkdir()
+    (data / "companion.toml").write_text('name = "Éloïse"\n')
+    setup.mark_done(data)
+    wifi.write_status(data, wifi.Status(mode="join", reason="a known network"))
+    box = make_box(box_config(data_dir=str(data), language=language))
+    box.press("ok")                     # the menu
+    box.press("up")                     # wraps to its last row: Reset settings
+    box.press("ok")
+    assert isinstance(box.app.layers[-1], ResetConfirm)
+    box.press("back")                   # BACK keeps them
+    assert not setup.in_setup_mode(data) and (data / "companion.toml").exists()
+    box.press("ok")
+    assert isinstance(box.app.layers[-1], ResetConfirm)
+    _look(box, f"reset-confirm-{language}")
+    box.press("ok")
+    assert setup.in_setup_mode(data)
+    assert (data / setup.SET_ASIDE).read_text() == 'name = "Éloïse"\n'
+    assert isinstance(box.app.layers[-1], SetupScreen)

@@ -171,7 +171,7 @@ class ResetConfirm(Layer):
                                         d.WIDTH - 2)[:2]):
             c.center(14 + i * 11, line, d.SMALL)
         c.center(37, _("OK: reset"), d.STRONG)
-        c.center(52, _("BACK: keep them"), d.SMALL)
+        c.footer(_("BACK: keep them"))
 
 
 def showing(app) -> bool:
