@@ -207,7 +207,12 @@ def main(data_dir: Path, system=None) -> int:
     if status.get("error"):
         print(f"companion setup-apply: {status['error']}", flush=True)
     if core.in_setup_mode(data_dir) and shutil.which("systemctl"):
+        # Not running (it had joined a network), or running for another
+        # reason (``wifi = "own"``): it decides set-up mode at its start.
+        from companion.wifi import read_status
+
+        wifi = read_status(data_dir)
         rc, _out = system.run(["systemctl", "is-active", "--quiet", "companion-wifi.service"], timeout=15)
-        if rc != 0:
-            system.run(["systemctl", "start", "--no-block", "companion-wifi.service"], timeout=30)
+        if rc != 0 or wifi is None or wifi.reason != "set-up":
+            system.run(["systemctl", "restart", "--no-block", "companion-wifi.service"], timeout=30)
     return 0

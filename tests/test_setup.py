@@ -448,3 +448,18 @@ def test_reset_settings_on_the_box_asks_then_puts_it_in_setup_mode(tmp_path, mak
     assert setup.in_setup_mode(data)
     assert (data / setup.SET_ASIDE).read_text() == 'name = "Éloïse"\n'
     assert isinstance(box.app.layers[-1], SetupScreen)
+
+
+def test_a_reset_brings_the_wifi_unit_up_in_setup_mode(tmp_path, monkeypatch):
+    data = tmp_path / "data"
+    data.mkdir()
+    monkeypatch.setattr(setup_root.shutil, "which", lambda name: f"/usr/bin/{name}")
+    nm = FakeNM()
+    setup.mark_done(data)
+    setup_root.main(data, nm)
+    assert not any(argv[:2] == ["systemctl", "restart"] for argv in nm.ran), "set up: left alone"
+    wifi.write_status(data, wifi.Status(mode="own", ssid="x", password="k7mxq2wv9pzt", address=wifi.ADDRESS,
+                                        reason="the setting"))
+    setup.reset(data)
+    setup_root.main(data, nm)
+    assert ["systemctl", "restart", "--no-block", "companion-wifi.service"] in nm.ran
