@@ -408,7 +408,8 @@ def main(data_dir: Path, config: dict, system: System | None = None, stop: threa
               "phones will have to type them; shorten wifi_ssid or wifi_password", file=sys.stderr, flush=True)
     if setup_mode and networkmanager_runs(system):
         # What the Setup page offers to join: seen now, while the radio is
-        # still free to scan.
+        # still free to scan (once NetworkManager has it: at boot it may not yet).
+        wait_nm_radio(radio, system)
         setup_root.write_networks(data_dir, setup_root.scan(radio, system))
     reason = "set-up" if setup_mode else "the setting" if settings.mode == "own" else "no known network"
     ap = raise_own(data_dir, radio, settings, password, system, reason)
