@@ -85,6 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--data", help=_("the data folder"))
     w.add_argument("--config", help=_("a settings file (TOML)"))
 
+    a = sub.add_parser("setup-apply", help=_("apply what the Setup page asked for: time zone, name, SSH (as root)"))
+    a.add_argument("--data", help=_("the data folder"))
+
     s = sub.add_parser("solve", help=_("solve a game position"))
     s.add_argument("game", choices=["fight"])
     s.add_argument("rest", nargs=argparse.REMAINDER)
@@ -424,6 +427,13 @@ def cmd_wifi(args) -> int:
     return wifi_main(data_dir, cfg.load(data_dir, args.config))
 
 
+def cmd_setup_apply(args) -> int:
+    """Set-up from a phone, the root side (hardware/setup_root.py): run by companion-setup.service."""
+    from hardware.setup_root import main as setup_main
+
+    return setup_main(Path(args.data) if args.data else cfg.default_data_dir())
+
+
 def cmd_solve(args) -> int:
     from .fight_solver import solve_cli
 
@@ -445,7 +455,7 @@ def cmd_release(args) -> int:
 COMMANDS = {"bundle": cmd_release, "update": cmd_release, "self-check": cmd_release, "hub": cmd_hub,
             "replay": cmd_replay, "export": cmd_export, "import": cmd_import, "games": cmd_games,
             "backup": cmd_backup, "restore": cmd_restore, "run": cmd_run, "solve": cmd_solve,
-            "wifi": cmd_wifi}
+            "wifi": cmd_wifi, "setup-apply": cmd_setup_apply}
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -40,7 +40,10 @@ import threading
 import time
 from pathlib import Path
 
+from companion import setup
 from companion import wifi as core
+
+from . import setup_root
 
 log = logging.getLogger("hardware.wifi")
 
@@ -381,11 +384,15 @@ def main(data_dir: Path, config: dict, system: System | None = None, stop: threa
         print(f"companion wifi: {exc}", file=sys.stderr)
         return 2
     radio = find_radio(SYS_NET)
-    if settings.mode != "join" and radio and settings.mode == "auto":
+    # Set-up mode (companion/setup.py): the box raises its own network
+    # whatever the setting, since a phone is how it gets its settings.
+    setup_mode = setup.in_setup_mode(data_dir)
+    mode = "own" if setup_mode else settings.mode
+    if mode != "join" and radio and mode == "auto":
         log.info("wifi: waiting up to %.0f s for %s to join a known network", settings.wait_s, radio)
-    joined = (settings.mode == "auto" and radio is not None
+    joined = (mode == "auto" and radio is not None
               and wait_for_known_network(radio, settings.wait_s, system, sys_net=SYS_NET, stop=stop))
-    decision = core.decide(settings.mode, has_radio=radio is not None, joined=joined)
+    decision = core.decide(mode, has_radio=radio is not None, joined=joined)
     if decision == "join":
         reason = ("no Wi-Fi radio" if radio is None else "the setting" if settings.mode == "join"
                   else "a known network")
@@ -399,19 +406,15 @@ def main(data_dir: Path, config: dict, system: System | None = None, stop: threa
         print(f"companion wifi: the network's name and password are too long for the box's QR code "
               f"(at most {core.QR_BYTES - len(core.wifi_qr_payload('', ''))} bytes together): "
               "phones will have to type them; shorten wifi_ssid or wifi_password", file=sys.stderr, flush=True)
-    ap = AccessPoint(radio, settings, password, system)
-    try:
-        backend = ap.up()
-    except Exception as exc:
-        ap.down()
-        core.write_status(data_dir, core.Status(mode="join", reason=f"raising the access point failed: {exc}"))
-        print(f"companion wifi: could not raise the box's own network: {exc}", file=sys.stderr, flush=True)
+    if setup_mode and networkmanager_runs(system):
+        # What the Setup page offers to join: seen now, while the radio is
+        # still free to scan (once NetworkManager has it: at boot it may not yet).
+        wait_nm_radio(radio, system)
+        setup_root.write_networks(data_dir, setup_root.scan(radio, system))
+    reason = "set-up" if setup_mode else "the setting" if settings.mode == "own" else "no known network"
+    ap = raise_own(data_dir, radio, settings, password, system, reason)
+    if ap is None:
         return 1
-    core.write_status(data_dir, core.Status(mode="own", ssid=settings.ssid, password=password,
-                                            address=core.ADDRESS, backend=backend,
-                                            reason="the setting" if settings.mode == "own" else "no known network"))
-    print(f"companion wifi: the box's own network '{settings.ssid}' is up on {radio} ({backend}); "
-          f"phones join it and open {portal_url(settings.port)}", flush=True)
 
     def on_signal(signum, frame):
         stop.set()
@@ -420,6 +423,14 @@ def main(data_dir: Path, config: dict, system: System | None = None, stop: threa
         signal.signal(signal.SIGINT, on_signal)
     rc = 0
     while not stop.wait(2.0):
+        if setup_mode:
+            request = setup_root.take_join_request(data_dir)
+            if request is not None:
+                ap, done = setup_join(data_dir, radio, settings, password, system, ap, request)
+                if done:
+                    return 0
+                if ap is None:
+                    return 1
         if not ap.alive():
             print("companion wifi: hostapd or dnsmasq stopped", file=sys.stderr, flush=True)
             rc = 1
@@ -427,3 +438,51 @@ def main(data_dir: Path, config: dict, system: System | None = None, stop: threa
     ap.down()
     core.clear_status(data_dir)
     return rc
+
+
+def raise_own(data_dir: Path, radio: str, settings: core.Settings, password: str, system: System,
+              reason: str) -> AccessPoint | None:
+    """The box's own network up and ``wifi.json`` saying so, or None."""
+    ap = AccessPoint(radio, settings, password, system)
+    try:
+        backend = ap.up()
+    except Exception as exc:
+        ap.down()
+        core.write_status(data_dir, core.Status(mode="join", reason=f"raising the access point failed: {exc}"))
+        print(f"companion wifi: could not raise the box's own network: {exc}", file=sys.stderr, flush=True)
+        return None
+    core.write_status(data_dir, core.Status(mode="own", ssid=settings.ssid, password=password,
+                                            address=core.ADDRESS, backend=backend, reason=reason))
+    print(f"companion wifi: the box's own network '{settings.ssid}' is up on {radio} ({backend}); "
+          f"phones join it and open {portal_url(settings.port)}", flush=True)
+    return ap
+
+
+def setup_join(data_dir: Path, radio: str, settings: core.Settings, password: str, system: System,
+               ap: AccessPoint, request) -> tuple[AccessPoint | None, bool]:
+    """A join asked by the Setup page: (the access point now, joined?).
+    Joined: the box's own network stays down, set-up is done.  Failed: it is
+    raised again, and the status says why."""
+    if isinstance(request, setup.SetupError):
+        setup_root.write_status(data_dir, state="failed", reason="failed", detail=str(request))
+        return ap, False
+    if ap.backend != "networkmanager":
+        # hostapd's path has no client to join with: the request cannot work here.
+        setup_root.write_status(data_dir, state="failed", ssid=request["ssid"], reason="failed",
+                                detail="joining a network needs NetworkManager")
+        return ap, False
+    setup_root.write_status(data_dir, state="joining", ssid=request["ssid"])
+    print(f"companion wifi: set-up: trying the network {request['ssid']!r}", flush=True)
+    ap.down()
+    outcome = setup_root.join(radio, request, system)
+    if outcome["state"] == "joined":
+        setup_root.write_status(data_dir, **outcome, port=settings.port)
+        core.write_status(data_dir, core.Status(mode="join", reason="set up from a phone"))
+        setup.mark_done(data_dir)
+        print(f"companion wifi: set-up: joined {request['ssid']!r} at {outcome['address']}", flush=True)
+        return ap, True
+    if networkmanager_runs(system):
+        setup_root.write_networks(data_dir, setup_root.scan(radio, system))
+    ap = raise_own(data_dir, radio, settings, password, system, "set-up")
+    setup_root.write_status(data_dir, **outcome, back_within_s=setup.BACK_WITHIN_S)
+    return ap, False

@@ -97,6 +97,8 @@ echo i2c-dev > /etc/modules-load.d/companion.conf
 for unit in companion-update.path companion-update.service companion-update-boot.service; do
     install -m 0644 "$repo/systemd/$unit" "/etc/systemd/system/$unit"
 done
+install -m 0644 "$repo/systemd/companion-setup.path" /etc/systemd/system/companion-setup.path
+install -m 0644 "$repo/systemd/companion-setup.service" /etc/systemd/system/companion-setup.service
 [ -f /etc/default/companion ] || printf '# COMPANION_PIN=1234\n# COMPANION_LANG=fr\n' > /etc/default/companion
 systemctl daemon-reload
 systemctl enable companion.service
@@ -106,5 +108,6 @@ systemctl enable companion-wifi.service  # the box's own Wi-Fi when no known net
 systemctl restart companion-wifi.service
 systemctl enable companion-update-boot.service companion-update.service companion-update.path
 systemctl restart companion-update.path  # a bundle the service asks for (companion update, the Update page)
+systemctl enable --now companion-setup.path   # set-up from a phone: its root side (time zone, name, SSH)
 systemctl --no-pager status companion.service || true
 echo "companion: installed. Follow it with: journalctl -u companion -f"

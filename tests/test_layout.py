@@ -320,11 +320,12 @@ def test_look_at_the_shared_screens(tmp_path):
 def test_the_wifi_page_is_whole(ssid, password, language, make_box, monkeypatch, tmp_path):
     """Every frame of the Wi-Fi page passes the layout check, and its lines
     hold the network's name and password whole (each cut only into lines)."""
-    from companion import wifi
+    from companion import setup, wifi
 
     ssid = ssid or wifi.default_ssid("Table de Marc-Antoine Éloïse", "m")
     data = tmp_path / "wifi-data"
     data.mkdir()
+    setup.mark_done(data)               # a box that has its settings (set-up mode has its own screen)
     wifi.write_status(data, wifi.Status(mode="own", ssid=ssid, password=password, address=wifi.ADDRESS,
                                         backend="hostapd"))
     recorder = Recorder(monkeypatch)
@@ -353,3 +354,31 @@ def test_an_abbreviation_drops_two_letters_or_more(name):
                 dropped = sum(ch.isalnum() for ch in name[len(kept):])
                 assert dropped >= 2, (width, shown)
         assert d.text_width(shown, d.BODY) <= width or len(shown) <= 2, (width, shown)
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_the_setup_screens_are_whole(language, make_box, monkeypatch, tmp_path):
+    """Set-up from a phone (hardware/ui/setup.py): every frame of its screens,
+    with long accented names, passes the layout check."""
+    from companion import setup, wifi
+    from hardware import setup_root
+
+    data = tmp_path / "setup-data"
+    data.mkdir()
+    wifi.write_status(data, wifi.Status(mode="own", ssid=wifi.default_ssid("Table de Marc-Antoine Éloïse", "m"),
+                                        password="k7mxq2wv9pzt", address=wifi.ADDRESS, backend="networkmanager"))
+    recorder = Recorder(monkeypatch)
+    config = box_config(bounce_ms=1, language=language)
+    config["data_dir"] = str(data)
+    box = make_box(config)
+    box.show_join(f"http://{wifi.ADDRESS}:8000/", "1234")
+    box.flush()
+    assert setup.in_setup_mode(data) and box.app.layers, "the set-up screen came up by itself"
+    for status in ({"state": "joining", "ssid": "Maison de Marc-Antoine et d'Éloïse"},
+                   {"state": "failed", "ssid": "Maison d'Éloïse", "reason": "wrong_password"},
+                   {"state": "failed", "ssid": "Maison d'Éloïse", "reason": "not_found"},
+                   {"state": "joined", "ssid": "Maison d'Éloïse", "address": "192.168.177.142", "port": 8000,
+                    "hostname": "table-de-marc-antoine-eloise"}):
+        setup_root.write_status(data, **status)
+        box.show_join(f"http://{wifi.ADDRESS}:8000/", "1234")      # a wakeup: the screen reads the files
+        box.flush()
+    assert recorder.failures() == []
+    assert any("192.168.177.142" in "".join(c.texts) for c in recorder.canvases)

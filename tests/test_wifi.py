@@ -12,11 +12,12 @@ import json
 import shutil
 import subprocess
 import threading
+from pathlib import Path
 
 import pytest
 
 from box_support import make_box, mock_factory  # noqa: F401 (fixtures)
-from companion import wifi
+from companion import setup, wifi
 from hardware import wifi as system_wifi
 
 # -- the decision: with a known network, nothing changes -------------------------------------
@@ -52,6 +53,16 @@ def test_the_channel_is_one_every_country_allows(channel):
     assert wifi.settings({"wifi_channel": 11}).channel == 11
     with pytest.raises(wifi.WifiSettingError, match="1 to 11"):
         wifi.settings({"wifi_channel": channel})
+
+
+@pytest.fixture(autouse=True)
+def _a_box_that_was_set_up(monkeypatch):
+    """These tests are about a box that has its settings: a data folder
+    without a set-up record counts as set up here (set-up mode, where the
+    box raises its own network whatever the setting: tests/test_setup.py)."""
+    real = setup.in_setup_mode
+    monkeypatch.setattr(setup, "in_setup_mode",
+                        lambda folder: bool(folder) and (Path(folder) / setup.RECORD).exists() and real(folder))
 
 
 class FakeSystem(system_wifi.System):

@@ -264,7 +264,7 @@ class Pair:
 
 PAGES = ("/api/state", "/api/seats", "/api/notices", "/api/games", "/api/history", "/api/stats",
          "/", "/seat", "/control", "/join", "/history", "/stats", "/backup", "/oled.png", "/oled.png?scale=2",
-         "/dev/oled.png", "/dev/frames", "/update", "/api/update")
+         "/dev/oled.png", "/dev/frames", "/update", "/api/update", "/setup", "/api/setup")
 
 
 def _short(item) -> str:

@@ -168,7 +168,7 @@ def create_app(session, *, box=None, config: dict, pin: str) -> Flask:
     """The Flask app of one table.  ``config`` is the dict of
     :func:`companion.config.load` (plus ``mock`` and ``url`` from the
     runner); ``pin`` the table PIN shown on the box."""
-    from . import api, backup, clock, dev, game_api, history, pages, plays, portal, roster, seats, update
+    from . import api, backup, clock, dev, game_api, history, pages, plays, portal, roster, seats, setup, update
     from .rules import LazyBuildRule
 
     app = Flask("web")
@@ -195,6 +195,7 @@ def create_app(session, *, box=None, config: dict, pin: str) -> Flask:
     app.register_blueprint(portal.bp)
     app.register_blueprint(clock.bp)
     app.register_blueprint(update.bp)
+    app.register_blueprint(setup.bp)
     _seed_roster(session, config)
     return app
 

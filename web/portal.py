@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 from flask import Blueprint, Response, current_app, request
 from markupsafe import escape
 
-from companion import wifi
+from companion import setup, wifi
 
 from .hosts import split_host
 
@@ -53,7 +53,9 @@ def scoreboard_url(config: dict, status: wifi.Status | None) -> str:
     if status is not None:
         port = urlsplit(url).port if url else None
         port = port or int(config.get("port") or 8000)
-        return f"http://{status.address}:{port}/" if port != 80 else f"http://{status.address}/"
+        url = f"http://{status.address}:{port}/" if port != 80 else f"http://{status.address}/"
+        # A box with no settings yet: the phone lands on its Setup page.
+        return url + "setup" if setup.in_setup_mode(config.get("data_dir")) else url
     return url or "/"
 
 

@@ -40,6 +40,7 @@ from .. import draw as d
 from ..draw import Canvas
 from . import clock as clock_screen
 from . import hub as hub_screen
+from . import setup as setup_screen
 from .base import Controller, UndoStep
 from .menus import Layer, MainMenu, UndoConfirm
 
@@ -320,7 +321,7 @@ class App:
 
     def cancel_timers(self) -> None:
         """Forget the game's timers (a new game); the message's and the notice's stay."""
-        kept = {k: v for k, v in self.timers.items() if k in ("toast", "notice", "hub")}
+        kept = {k: v for k, v in self.timers.items() if k in ("toast", "notice", "hub", "setup")}
         self.timers.clear()
         self.timers.update(kept)
 
@@ -335,6 +336,7 @@ class App:
                 fn()
         if self.hub is not None:
             hub_screen.tick(self)
+        setup_screen.tick(self)
         if self.screen_id() != before:
             self.moved_at = now
 

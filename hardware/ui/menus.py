@@ -40,15 +40,13 @@ A long press of BACK, anywhere, asks "Undo the last action?" and names it
 
 from __future__ import annotations
 
-import json
 import logging
-import os
-import re
 from pathlib import Path
 
 from companion import games
 from companion.i18n import LANGUAGES, _, normalise, set_language
 from companion.roster import Roster
+from companion.settings_file import save_setting  # noqa: F401  (also the Language and Speak rows')
 from companion.timeline import MAX_NAME
 
 from .. import draw as d
@@ -147,6 +145,9 @@ class MainMenu(ListLayer):
         current = box_language(self.app)
         items.append((_("Language"), LANGUAGE_NAMES.get(current, current),
                       lambda: self.app.push(LanguagePicker(self.app))))
+        if self.app.config.get("data_dir"):
+            from .setup import ResetConfirm
+            items.append((_("Reset settings"), "", lambda: self.app.push(ResetConfirm(self.app))))
         return items
 
     def rows(self):
@@ -314,9 +315,6 @@ def switch_language(app, language: str) -> None:
         save_language(Path(folder) / "companion.toml", language)
 
 
-_FIRST_TABLE = re.compile(r"^[ \t]*\[", re.MULTILINE)
-
-
 def save_language(path: Path, language: str) -> bool:
     """Set the top-level ``language`` of the settings file ``path`` (see
     :func:`save_setting`).  (``COMPANION_LANG``, and ``--config FILE``
@@ -332,41 +330,6 @@ def switch_speak(app, on: bool) -> None:
     folder = getattr(store, "dir", None)
     if folder is not None:
         save_setting(Path(folder) / "companion.toml", "speak", bool(on))
-
-
-def save_setting(path: Path, key: str, value) -> bool:
-    """Set the top-level ``key`` (a string or a boolean) of the settings
-    file ``path``, touching nothing else in it (comments, other settings):
-    the line is replaced, or added at the top.  A file that does not parse,
-    or whose edit would not give exactly that change, is left alone.
-    Returns whether the file now says ``key = value``."""
-    import tomllib      # here: the box's start need not pay for its regexes
-
-    line = f"{key} = {json.dumps(value, ensure_ascii=False)}"   # a JSON string or boolean is TOML too
-    pattern = re.compile(rf"^[ \t]*{re.escape(key)}[ \t]*=.*$", re.MULTILINE)
-    try:
-        text = path.read_text(encoding="utf-8") if path.exists() else ""
-        before = tomllib.loads(text)
-        table = _FIRST_TABLE.search(text)
-        head_end = table.start() if table else len(text)
-        match = pattern.search(text, 0, head_end)
-        if match:
-            new = text[:match.start()] + line + text[match.end():]
-        else:
-            new = line + "\n" + text
-        after = tomllib.loads(new)
-        if after != {**before, key: value}:
-            log.warning("not saving %s: %s has a layout this edit does not handle", key, path)
-            return False
-        if new == text:
-            return True
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(new, encoding="utf-8")
-        os.replace(tmp, path)
-        return True
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        log.warning("%s is not saved in %s: %s", key, path, exc)
-        return False
 
 
 class UndoConfirm(Layer):
@@ -552,6 +515,11 @@ def own_wifi(app):
 def offer_wifi(app) -> bool:
     """The box's own Wi-Fi just came up: show its QR code once, unless the
     table is busy (a menu open, a seat picking a secret)."""
+    from . import setup
+
+    if setup.setup_mode(app) and own_wifi(app) is not None:    # the set-up screen has the Wi-Fi's code
+        setup.tick(app)
+        return False                    # the caller redraws: the screen's content changed
     wifi = own_wifi(app)
     if wifi is None or getattr(app, "wifi_offered", None) == wifi.ssid:
         return False

@@ -38,6 +38,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
+from companion.setup import BACK_WITHIN_S  # noqa: E402  (pure, standard library only)
 from companion.wifi import parse_wifi_qr  # noqa: E402  (pure, standard library only)
 
 TOML = "/var/lib/companion/companion.toml"
@@ -169,6 +170,16 @@ def check(vm, say) -> dict:
     except Exception as exc:
         result["known_network"] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:1500]}
     result["ok"] = bool(result["ok"] and result["known_network"].get("ok"))
+
+    # 6. Set-up from a phone: wrong then right password for the home network.
+    forget_phone(vm, phone_if)
+    try:
+        result["setup"] = setup_round(vm, say, phone_if, box_if, home_phy, old + '\nwifi = "auto"\n')
+    except Exception as exc:
+        result["setup"] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:1500]}
+    finally:
+        end_setup(vm, phone_if)
+    result["ok"] = bool(result["ok"] and result["setup"].get("ok"))
 
     # The journal of the rounds, kept in the run's folder (--keep).
     journal = vm.sh("journalctl -b -u companion-wifi -u NetworkManager -o short-monotonic --no-pager").stdout
@@ -368,3 +379,209 @@ def one_round(vm, say, phone_if: str, box_if: str, toml: str, backend: str) -> d
                         and result["scan_to_scoreboard_s"] is not None
                         and result["scan_to_scoreboard_s"] < LIMIT_S)
     return result
+
+
+# -- set-up from a phone ---------------------------------------------------------------------------
+
+# The phone on the box's own network, in set-up mode: the portal's probe
+# must land on Setup; the page and its networks; first the wrong password,
+# then (once the box is back on its own network and says why) the right one.
+SETUP_PHONE = r"""
+import json, subprocess, sys, time, urllib.request
+clock = lambda: time.clock_gettime(time.CLOCK_BOOTTIME)
+iface, pin, ssid, wrong, right = sys.argv[1:6]
+out = {"start": clock()}
+subprocess.run(["wpa_supplicant", "-B", "-i", iface, "-c", "/root/phone-wpa.conf", "-P", "/run/phone-wpa.pid"],
+               check=True, capture_output=True)
+end = clock() + 60
+while clock() < end:
+    status = subprocess.run(["wpa_cli", "-p", "/run/wpa_supplicant_phone", "-i", iface, "status"],
+                            capture_output=True, text=True).stdout
+    if "wpa_state=COMPLETED" in status:
+        out["joined"] = clock()
+        break
+    time.sleep(0.1)
+if "joined" not in out:
+    print(json.dumps(out)); sys.exit(0)
+subprocess.run(["dhclient", "-1", "-sf", "/root/phone-dhcp.sh", "-pf", "/run/phone-dhclient.pid",
+                "-lf", "/run/phone-dhclient.leases", iface], capture_output=True, timeout=60)
+
+def get(url, timeout=10):
+    with urllib.request.urlopen(url, timeout=timeout) as r:
+        return r.status, r.url, r.read().decode("utf-8", "replace")
+
+def post(url, body):
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
+                                 headers={"Content-Type": "application/json", "X-Table-Pin": pin})
+    try:
+        with urllib.request.urlopen(req, timeout=15) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"{}")
+
+try:
+    status, final, body = get("http://connectivitycheck.gstatic.com/generate_204", 15)
+    out["portal"] = final
+    out["setup_page"] = status == 200 and "setup-form" in body
+except Exception as exc:
+    out["portal_error"] = f"{type(exc).__name__}: {exc}"
+base = "http://10.42.0.1:8000"
+view = json.loads(get(base + "/api/setup")[2])
+out["networks"] = [n["ssid"] for n in view.get("networks", [])]
+out["bad_field"] = post(base + "/api/setup", {"ssid": ssid, "password": "short"})[0]
+code, answer = post(base + "/api/setup", {"name": "Marc-Antoine", "ssid": ssid, "password": wrong})
+out["wrong_sent"] = clock()
+out["wrong_answer"] = code
+end = clock() + 240
+while clock() < end:
+    try:
+        join = json.loads(get(base + "/api/setup", 5)[2]).get("join") or {}
+        if join.get("state") == "failed":
+            out["wrong_seen"] = clock()
+            out["wrong_reason"] = join.get("reason")
+            break
+    except Exception:
+        pass
+    time.sleep(0.5)
+if "wrong_seen" in out:
+    code, answer = post(base + "/api/setup", {"ssid": ssid, "password": right})
+    out["right_answer"] = code
+    out["right_sent"] = clock()
+print(json.dumps(out))
+"""
+
+# The phone moved to the home network: DHCP there, then the scoreboard at the
+# address the box's panel shows.
+HOME_PHONE = r"""
+import json, subprocess, sys, time, urllib.request
+clock = lambda: time.clock_gettime(time.CLOCK_BOOTTIME)
+iface, url = sys.argv[1:3]
+out = {}
+subprocess.run(["wpa_supplicant", "-B", "-i", iface, "-c", "/root/phone-wpa.conf", "-P", "/run/phone-wpa.pid"],
+               check=True, capture_output=True)
+end = clock() + 60
+while clock() < end:
+    status = subprocess.run(["wpa_cli", "-p", "/run/wpa_supplicant_phone", "-i", iface, "status"],
+                            capture_output=True, text=True).stdout
+    if "wpa_state=COMPLETED" in status:
+        out["joined"] = True
+        break
+    time.sleep(0.1)
+subprocess.run(["dhclient", "-1", "-sf", "/root/phone-dhcp.sh", "-pf", "/run/phone-dhclient.pid",
+                "-lf", "/run/phone-dhclient.leases", iface], capture_output=True, timeout=60)
+out["address"] = subprocess.run(["ip", "-4", "-o", "addr", "show", "dev", iface], capture_output=True,
+                                text=True).stdout.split()[3:4]
+end = clock() + 60
+while clock() < end:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as r:
+            out["scoreboard"] = r.status == 200 and "page-board" in r.read().decode("utf-8", "replace")
+        with urllib.request.urlopen(url.rstrip("/") + "/api/state", timeout=10) as r:
+            out["state"] = json.loads(r.read())
+        break
+    except Exception as exc:
+        out["error"] = f"{type(exc).__name__}: {exc}"
+        time.sleep(1)
+print(json.dumps(out))
+"""
+
+
+def start_home(vm, home_phy: str) -> str:
+    """The home network (WPA2, hostapd and dnsmasq on its own radio, in the
+    namespace ``home``), afresh; its interface."""
+    vm.sh("ip netns del home 2>/dev/null; sleep 1")
+    vm.must(f"ip netns add home && iw phy {home_phy} set netns name home && ip netns exec home ip link set lo up")
+    home_if = vm.must("ip netns exec home ls /sys/class/net | grep -v '^lo$' | head -1").strip()
+    vm.put("/root/home-hostapd.conf", HOME_AP.format(iface=home_if).encode(), mode=0o600)
+    vm.must(f"ip netns exec home ip addr add 192.168.77.1/24 dev {home_if} && "
+            "ip netns exec home hostapd -B -P /run/home-hostapd.pid /root/home-hostapd.conf && "
+            f"ip netns exec home dnsmasq --conf-file=/dev/null --port=0 --interface={home_if} --bind-interfaces "
+            "--dhcp-range=192.168.77.10,192.168.77.99,12h --dhcp-leasefile=/run/home.leases "
+            "--pid-file=/run/home-dnsmasq.pid")
+    return home_if
+
+
+def setup_round(vm, say, phone_if: str, box_if: str, home_phy: str, toml: str) -> dict:
+    """Set-up from a phone: the box reset (set-up mode), its QR code read off
+    its frame, the phone on its network sends a wrong then the right
+    password for the home network; the box joins it; the phone, moved
+    there, reaches the scoreboard at the address the panel shows."""
+    out = {"wrong_password_back_on_own_s": None, "joined_home": False, "phone_reached_box_on_home": False,
+           "address_on_panel": None}
+    data = "/var/lib/companion"
+    vm.sh("systemctl stop companion-wifi")
+    vm.sh(f"nmcli connection delete {HOME_SSID} 2>/dev/null")
+    start_home(vm, home_phy)
+    # "Reset settings" on the box's buttons does this (companion/setup.py: reset).
+    vm.put(TOML, toml.encode(), mode=0o600)
+    vm.must(f"rm -f {data}/setup-status.json {data}/setup-join.json {data}/wifi-networks.json && "
+            f"printf '{{\"done\": false}}\\n' > {data}/setup.json && "
+            f"chown companion:companion {TOML} {data}/setup.json && systemctl restart companion-wifi")
+    dismiss_notices(vm, say)
+    t = time.monotonic()
+    text, end = None, t + 180
+    while time.monotonic() < end and text is None:
+        status = vm.sh(f"cat {data}/wifi.json 2>/dev/null").stdout
+        if '"reason": "set-up"' in status:
+            code, png = vm.http("GET", "/oled.png?scale=4", timeout=20)
+            if code == 200:
+                text = next((x for x in decode_qr(png) if x.startswith("WIFI:")), None)
+        if text is None:
+            time.sleep(1)
+    if text is None:
+        log = vm.sh("journalctl -b -u companion-wifi --no-pager | tail -40").stdout
+        raise RuntimeError(f"set-up: no Wi-Fi QR code on the box's frame within 180 s:\n{log[-2500:]}")
+    fields = parse_wifi_qr(text)
+    out["qr"] = text
+    say(f"setup: the box is in set-up mode, its frame shows {text!r}")
+    vm.put("/root/phone-wpa.conf", wpa_conf(fields["S"], fields["P"]).encode(), mode=0o600)
+    vm.put("/root/setup-phone.py", SETUP_PHONE.encode())
+    run = vm.sh(f"ip netns exec phone python3 /root/setup-phone.py {phone_if} {vm.pin} {HOME_SSID} "
+                f"wrong-pass-999 {HOME_PASS}", timeout=420)
+    if not run.ok:
+        raise RuntimeError(f"set-up: the phone failed: {run.stderr[-800:]}")
+    phone = json.loads(run.stdout.strip().splitlines()[-1])
+    out["phone"] = {k: v for k, v in phone.items() if k in ("portal", "setup_page", "networks", "bad_field",
+                                                             "wrong_answer", "wrong_reason", "right_answer")}
+    say(f"setup: the phone on the box's network: {out['phone']}")
+    if "wrong_seen" in phone:
+        out["wrong_password_back_on_own_s"] = round(phone["wrong_seen"] - phone["wrong_sent"], 1)
+    # The box joins the home network: the status says so, and the panel shows the address.
+    url, end = None, time.monotonic() + 180
+    while time.monotonic() < end and url is None:
+        raw = vm.sh(f"cat {data}/setup-status.json 2>/dev/null").stdout
+        if '"state": "joined"' in raw:
+            out["status"] = json.loads(raw)
+            code, png = vm.http("GET", "/oled.png?scale=4", timeout=20)
+            found = [x for x in decode_qr(png) if x.startswith("http://")] if code == 200 else []
+            url = found[0] if found else None
+        if url is None:
+            time.sleep(1)
+    out["joined_home"] = bool(out.get("status")) and radio_info(vm, box_if).get("type") == "managed"
+    out["address_on_panel"] = url
+    say(f"setup: the box joined: {out.get('status')}; its panel shows {url}")
+    if url:
+        forget_phone(vm, phone_if)
+        vm.put("/root/phone-wpa.conf", wpa_conf(HOME_SSID, HOME_PASS).encode(), mode=0o600)
+        vm.put("/root/home-phone.py", HOME_PHONE.encode())
+        run = vm.sh(f"ip netns exec phone python3 /root/home-phone.py {phone_if} {url}", timeout=240)
+        home = json.loads(run.stdout.strip().splitlines()[-1]) if run.ok and run.stdout.strip() else {}
+        code, body = vm.http("GET", "/api/state")
+        out["phone_reached_box_on_home"] = bool(home.get("scoreboard") and code == 200
+                                                and home.get("state") == json.loads(body))
+        out["home_phone"] = {k: v for k, v in home.items() if k != "state"}
+        say(f"setup: the phone on the home network: {out['home_phone']}")
+    out["ok"] = bool(out["joined_home"] and out["phone_reached_box_on_home"] and out["address_on_panel"]
+                     and phone.get("wrong_reason") == "wrong_password"
+                     and out["wrong_password_back_on_own_s"] is not None
+                     and out["wrong_password_back_on_own_s"] <= BACK_WITHIN_S
+                     and phone.get("setup_page") and phone.get("bad_field") == 400)
+    return out
+
+
+def end_setup(vm, phone_if: str) -> None:
+    """The box as it was: set up, off the home network."""
+    forget_phone(vm, phone_if)
+    vm.sh(f"printf '{{\"done\": true}}\\n' > /var/lib/companion/setup.json; chown companion:companion "
+          f"/var/lib/companion/setup.json; nmcli connection delete {HOME_SSID}; "
+          "kill $(cat /run/home-hostapd.pid /run/home-dnsmasq.pid); ip netns del home")

@@ -1,0 +1,151 @@
+"""The Setup page: a box with no settings yet, set up from a phone.
+
+    GET  /setup         the page: name, language, time zone, Join a Wi-Fi, SSH key
+    GET  /api/setup     what the page shows, as JSON (public: no secret, no PIN)
+    POST /api/setup     X-Table-Pin; JSON {"name", "language", "timezone",
+                        "ssid", "password", "ssh_key"}, each optional
+
+Only while the box is in set-up mode (companion/setup.py: fresh, or "Reset
+settings" on its buttons): otherwise POST is refused (409) and the page
+says how to get there.  Every field is checked before anything is done; one
+bad field refuses the whole request with a one-line message, and nothing
+changes.  The name and language go into ``companion.toml`` at once; the
+rest is for root (hardware/setup_root.py) as request files in the data
+folder, which root checks again.
+
+What GET shows (the networks in reach, the join's outcome, the box's new
+address) is the same for anyone near the box, so it needs no PIN; it never
+holds the Wi-Fi password typed, the PIN, or the pasted key.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from flask import Blueprint, jsonify, request
+
+from companion import setup as core
+from companion.i18n import LANGUAGES, N_
+from companion.settings_file import save_setting
+
+from .api import client, credentials
+from .app import companion
+from .errors import ApiError
+
+bp = Blueprint("setup", __name__)
+
+FIELDS = ("name", "language", "timezone", "ssid", "password", "ssh_key")
+
+
+def data_dir() -> Path | None:
+    folder = companion().config.get("data_dir")
+    return Path(folder) if folder else None
+
+
+def public_view() -> dict:
+    """What /setup and /api/setup show: the same in every world."""
+    c = companion()
+    folder = data_dir()
+    status = core.read_status(folder) if folder else None
+    system = (core.read_json(folder / core.SYSTEM_STATUS) if folder else None) or {}
+    view = {
+        "setup_mode": bool(folder) and core.in_setup_mode(folder),
+        "name": str(c.config.get("name") or ""),
+        "language": str(c.config.get("language") or "en"),
+        "languages": list(LANGUAGES),
+        "networks": core.read_networks(folder) if folder else [],
+        "join": None,
+        "back_within_s": core.BACK_WITHIN_S,
+        "ssh": system.get("ssh") if isinstance(system, dict) else None,
+        "timezone": system.get("timezone") if isinstance(system, dict) else None,
+    }
+    if status:
+        join = {k: status.get(k) for k in ("state", "ssid", "reason", "address", "hostname")}
+        if status.get("state") == "joined":
+            port = int(status.get("port") or c.config.get("port") or 8000)
+            join["url"] = f"http://{status.get('address')}:{port}/" if port != 80 else f"http://{status.get('address')}/"
+            if status.get("hostname"):
+                join["local_url"] = join["url"].replace(str(status.get("address")), f"{status['hostname']}.local")
+        view["join"] = join
+    return view
+
+
+def _nocache(response):
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@bp.get("/api/setup")
+def setup_state():
+    return _nocache(jsonify(public_view()))
+
+
+def checked(body: dict) -> dict:
+    """Every field given, checked; the first bad one refuses the lot."""
+    out: dict = {}
+    if "name" in body:
+        out["name"] = core.check_name(body["name"])
+    if "language" in body:
+        out["language"] = core.check_language(body["language"])
+    if body.get("timezone"):
+        out["timezone"] = core.check_timezone(body["timezone"])
+    if body.get("ssid"):
+        out.update(core.check_join({"ssid": body["ssid"], "password": body.get("password", "")}))
+    elif body.get("password"):
+        raise core.SetupError("ssid", N_("network: pick one"))
+    if body.get("ssh_key"):
+        out["ssh_key"] = core.check_ssh_key(body["ssh_key"])
+    return out
+
+
+@bp.post("/api/setup")
+def setup_submit():
+    c = companion()
+    pin, _token = credentials()
+    if not pin:
+        raise ApiError(401, N_("setting up the box needs the table PIN (header X-Table-Pin), shown on the box"))
+    c.guard.check(pin, client())
+    folder = data_dir()
+    if folder is None or not core.in_setup_mode(folder):
+        raise ApiError(409, N_("this box is already set up: to set it up again, Menu ▸ Reset settings on the box"))
+    body = request.get_json(silent=True)
+    if not isinstance(body, dict) or set(body) - set(FIELDS):
+        raise ApiError(400, N_("send a JSON object with some of: {fields}"), fields=", ".join(FIELDS))
+    try:
+        values = checked(body)
+    except core.SetupError as exc:
+        raise ApiError(400, exc.template, **exc.params) from None
+    if core.read_json(folder / core.RECORD) is None:
+        # A fresh box has no record; writing companion.toml must not end set-up.
+        core.mark_done(folder, False)
+    settings = folder / core.SETTINGS
+    for key in ("name", "language"):
+        if key in values and not save_setting(settings, key, values[key]):
+            raise ApiError(409, N_("the settings file could not be written: nothing was changed"))
+    for key in ("name", "language"):
+        if key in values:
+            c.config[key] = values[key]
+    system = {k: values[k] for k in ("timezone", "ssh_key") if k in values}
+    if "name" in values:
+        system["hostname"] = core.hostname_for(values["name"])
+    if system:
+        core.write_private(folder / core.SYSTEM_REQUEST, json.dumps(system) + "\n")
+    joining = "ssid" in values
+    if joining:
+        core.write_private(folder / core.STATUS, json.dumps({"state": "joining", "ssid": values["ssid"]}) + "\n")
+        core.write_private(folder / core.JOIN_REQUEST,
+                           json.dumps({"ssid": values["ssid"], "password": values["password"]}) + "\n")
+    view = public_view()
+    view["saved"] = sorted(k for k in values if k != "password")
+    return _nocache(jsonify(view))
+
+
+@bp.get("/setup")
+def setup_page():
+    from .pages import _common, _html, qr_svg
+
+    view = public_view()
+    join = view["join"] or {}
+    qr = qr_svg(join["url"]) if join.get("state") == "joined" and join.get("url") else ""
+    return _html("setup.html", view=view, join=join, qr=qr, reasons=core.REASONS, **_common("setup"))
