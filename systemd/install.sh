@@ -99,6 +99,15 @@ for unit in companion-update.path companion-update.service companion-update-boot
 done
 install -m 0644 "$repo/systemd/companion-setup.path" /etc/systemd/system/companion-setup.path
 install -m 0644 "$repo/systemd/companion-setup.service" /etc/systemd/system/companion-setup.service
+# Set-up from a phone is for a box fresh from the image (built in a chroot,
+# never booted).  A person running this script on a booted Pi has set it up
+# already, often over the house's Wi-Fi: set-up mode would raise the box's own
+# network and cut that connection.  Menu → Reset settings brings it back.
+if [ -z "${SYSTEMD_OFFLINE:-}" ] && [ -d /run/systemd/system ] && [ ! -e /var/lib/companion/setup.json ]; then
+    install -d -m 0750 -o companion -g companion /var/lib/companion
+    printf '{"done": true}\n' > /var/lib/companion/setup.json
+    chown companion:companion /var/lib/companion/setup.json && chmod 0600 /var/lib/companion/setup.json
+fi
 [ -f /etc/default/companion ] || printf '# COMPANION_PIN=1234\n# COMPANION_LANG=fr\n' > /etc/default/companion
 systemctl daemon-reload
 systemctl enable companion.service
