@@ -34,6 +34,10 @@ import sys
 from pathlib import Path
 
 FRAMES = Path(__file__).resolve().parent / "splash"
+#: The companion's runtime folder (systemd's RuntimeDirectory): it exists from
+#: the moment companion.service starts, so once it is there the panel is the
+#: companion's and the splash stays silent (it never draws over the table).
+COMPANION_RUNNING = Path("/run/companion")
 WIDTH, PAGES = 128, 8
 
 
@@ -163,6 +167,8 @@ def show(message: str, data_dir: Path | None = None, bus=None) -> bool:
         if settings["rotate"] == 2:
             pages = rotated(pages)
         own = bus is None
+        if own and COMPANION_RUNNING.exists():
+            return False
         bus = DevBus(settings["port"]) if own else bus
         try:
             send(bus, settings["address"], pages, settings["driver"])

@@ -102,3 +102,20 @@ def test_the_command_needs_only_the_standard_library(tmp_path):
     out = subprocess.run([sys.executable, "-I", "-c", script], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == []
+
+
+def test_it_never_draws_over_a_running_companion(tmp_path, monkeypatch):
+    """Started late (a slow boot), the splash finds the companion's runtime
+    folder and leaves the panel alone."""
+    (tmp_path / "companion.toml").write_text('[display]\nport = 97\n')
+    opened = []
+
+    def no_bus(port):
+        opened.append(port)
+        raise FileNotFoundError(f"/dev/i2c-{port}")
+    monkeypatch.setattr(splash, "DevBus", no_bus)
+    monkeypatch.setattr(splash, "COMPANION_RUNNING", tmp_path)          # "running"
+    assert splash.show("starting", tmp_path) is False and opened == []
+    monkeypatch.setattr(splash, "COMPANION_RUNNING", tmp_path / "not-there")
+    assert splash.show("starting", tmp_path) is False and opened == [97]   # tried the bus
+
