@@ -12,7 +12,7 @@ from companion.backup import restore_backup
 from companion.cli import main
 from hub.feeder import Feeder
 from hub_support import add_box, hub_db, hub_server, pg_server  # noqa: F401
-from test_backup import THIRD_MAN, Box, add, bid, scoreboard
+from test_backup import THIRD_MAN, Box, add, bid, pin_headers, scoreboard
 from test_web_support import http, wait_until
 
 
@@ -34,11 +34,17 @@ def test_the_hubs_copy_of_a_boxs_backup_restores_the_same_world(hub_server, tmp_
         box.play(THIRD_MAN, bid(0, 6), bid(2, 3))          # Éloïse's card waits for the others
         file = tmp_path / "from-hub.zip"
 
+        # The box's own backup now: the hub's copy must be of this moment
+        # (both games, and the players as the last action left them), not
+        # one the feeder sent between two actions on a slow machine.
+        now = zipfile.ZipFile(io.BytesIO(box.client.get("/api/backup", headers=pin_headers()).data))
+
         def has_both():
             if not fetched(hub_server.db, "table-1", file):
                 return False
             with zipfile.ZipFile(file) as zf:
-                return zf.read("companion-backup.json").count(b'"games": 2') == 1
+                return (zf.read("companion-backup.json").count(b'"games": 2') == 1
+                        and zf.read("roster.json") == now.read("roster.json"))
         assert wait_until(has_both, timeout=60)
         before = box.seen()
     finally:
