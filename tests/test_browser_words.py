@@ -41,8 +41,13 @@ STEPS_JS = """async () => {
     scrub.value = String(k);
     scrub.dispatchEvent(new Event("input"));
     const a = steps[k].action;
-    const own = a.type === "new_game" || a.type === "undo" || !!C.gameOf(steps[k].state).describe(steps[k]);
-    out.push({ k: k, type: a.type, line: document.getElementById("action").textContent, own: own,
+    const line = document.getElementById("action").textContent;
+    // new_game, undo and the turn clock's lines are the framework's own
+    // wording in every game (a clock line names each seat's time, never the
+    // generic "type key value" line with its "banks").
+    const own = a.type === "new_game" || a.type === "undo" || (a.type === "clock" && !/\bbanks\b/.test(line))
+      || !!C.gameOf(steps[k].state).describe(steps[k]);
+    out.push({ k: k, type: a.type, line: line, own: own,
                page: document.getElementById("steps").innerText });
   }
   return out;
