@@ -36,7 +36,10 @@ def make_bundles(workdir: Path, arch: str, say) -> dict:
     machine = {"amd64": "x86_64", "arm64": "aarch64"}[arch]
     out = workdir / "bundles"
     out.mkdir()
-    companion = [sys.executable, "-m", "companion.cli"]
+    # The repository's own environment (the README's test command makes it)
+    # has what `companion bundle` needs (cryptography); else this Python.
+    venv = vmlib.REPO / ".venv/bin/python"
+    companion = [str(venv) if venv.exists() else sys.executable, "-m", "companion.cli"]
     key, other = out / "release.pem", out / "other.pem"
     public = subprocess.run([*companion, "bundle", "--new-key", str(key)], check=True,
                             capture_output=True, text=True).stdout.strip()
