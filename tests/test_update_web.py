@@ -82,3 +82,23 @@ def test_the_panel_says_once_that_an_update_was_rolled_back(tmp_path, language, 
         box.press("down")
     box.flush()
     assert not recorder.failures(), recorder.failures()
+
+
+def test_a_bundle_sized_upload_reaches_the_page_through_the_real_server_and_no_other_route_takes_one(box, tmp_path):
+    """A release with its wheels is tens of megabytes: waitress, which
+    refuses any other request that big before reading it, takes it on the
+    update route (the VM's first update through the real server was cut off
+    by the server's general limit)."""
+    from test_web_support import http, running_server
+
+    client, lay = box
+    app = client.application
+    bundle = bytes(range(256)) * (12 * 1024)          # 3 MiB: past the server's general limit
+    with running_server(app) as server:
+        status, _, body = http(server.port, "POST", "/api/actions", bundle,
+                               {**pin_headers(), "Content-Type": "application/json"})
+        assert status == 413, body
+        status, _, body = http(server.port, "POST", "/api/update", bundle,
+                               {**pin_headers(), "Content-Type": "application/octet-stream"}, timeout=120)
+        assert status == 202, body
+    assert lay.incoming.read_bytes() == bundle

@@ -74,6 +74,7 @@ from .errors import JsonErrorTask
 from .logsafe import ClientBudget, client_logger, install as install_safe_log
 from .mdns import start_mdns
 from .streams import Marks
+from .update import MAX_BUNDLE_BYTES
 
 log = logging.getLogger("companion.web")
 FIRST_THREADS = 8       # waitress workers started before serving; the rest follow
@@ -92,29 +93,39 @@ ACCEPT_BURST = 64               # connections accepted per turn of the network l
 
 
 class CompanionParser(HTTPRequestParser):
-    """waitress's request parser, with one route's larger body: a backup to
-    restore (web/backup.py) may be MAX_BACKUP_BYTES; every other request
-    keeps the server's limit, so no other route makes the box take in (and
-    spool to disk) more than a log's worth per connection."""
+    """waitress's request parser, with two routes' larger bodies: a backup
+    to restore (web/backup.py) may be MAX_BACKUP_BYTES and an update bundle
+    (web/update.py, a release with its wheels) MAX_BUNDLE_BYTES; every other
+    request keeps the server's limit, so no other route makes the box take
+    in (and spool to disk) more than a log's worth per connection.  Those two
+    also get time in proportion to what they declare (:attr:`body_s`): a
+    30 MB bundle from a phone on a weak Wi-Fi takes minutes, not seconds."""
+
+    body_s = None       # the time this request's body may take; None: REQUEST_S
 
     def parse_header(self, header_plus):
         super().parse_header(header_plus)
-        if self.command == "POST" and self.path == RESTORE_PATH:
-            self.adj = _restore_adjustments(self.adj)
+        limit = BIG_BODIES.get(self.path) if self.command == "POST" else None
+        if limit is not None:
+            self.adj = _bigger(self.adj, limit)
+            self.body_s = max(REQUEST_S, (self.content_length or 0) / SLOW_UPLOAD_BPS)
 
 
 RESTORE_PATH = "/api/backup/restore"
-_RESTORE_ADJ: dict = {}
+BIG_BODIES = {RESTORE_PATH: MAX_BACKUP_BYTES, "/api/update": MAX_BUNDLE_BYTES}
+SLOW_UPLOAD_BPS = 32 * 1024     # the slowest upload a big body is waited for (a 30 MB bundle: 16 min)
+_BIGGER: dict = {}
 
 
-def _restore_adjustments(adj):
-    found = _RESTORE_ADJ.get(id(adj))
+def _bigger(adj, limit: int):
+    """waitress's settings with a body of ``limit`` allowed (one copy per limit)."""
+    found = _BIGGER.get((id(adj), limit))
     if found is None or found[0] is not adj:
         import copy
 
         bigger = copy.copy(adj)
-        bigger.max_request_body_size = MAX_BACKUP_BYTES + 64 * 1024
-        found = _RESTORE_ADJ[id(adj)] = (adj, bigger)
+        bigger.max_request_body_size = limit + 64 * 1024
+        found = _BIGGER[(id(adj), limit)] = (adj, bigger)
     return found[1]
 
 
@@ -175,7 +186,7 @@ class CompanionChannel(HTTPChannel):
             return "slow client after a refusal" if now > self.drain_until else None
         request = self.request
         if request is not None and not request.completed:
-            limit = REQUEST_S if request.headers_finished else HEAD_S
+            limit = (request.body_s or REQUEST_S) if request.headers_finished else HEAD_S
             if now - self.partial_since > limit:
                 return "slow request"
         if self.requests and self.total_outbufs_len and time.time() - self.last_activity > STALLED_S:

@@ -27,7 +27,7 @@ from .app import companion
 from .errors import ApiError, request_language
 
 bp = Blueprint("update", __name__)
-MAX_BUNDLE_BYTES = 512 * 1024 * 1024     # a release with its wheels is ~30 MB
+MAX_BUNDLE_BYTES = 128 * 1024 * 1024     # a release with its wheels is ~33 MB: room to grow, not to fill a card
 BUSY = ("verifying", "installing", "checking")
 
 
