@@ -12,6 +12,7 @@ import logging
 import threading
 
 from flask import Flask, current_app, request
+from jinja2 import BytecodeCache
 
 from companion.i18n import N_, gettext
 
@@ -24,6 +25,29 @@ log = logging.getLogger("companion.web")
 
 MAX_BODY = 16 * 1024        # one action is a few hundred bytes
 GUESSING = N_("Someone is guessing the table PIN ({n} wrong PINs). Menu \u25b8 New PIN draws another one.")
+
+
+class CompiledTemplates(BytecodeCache):
+    """The pages' templates compiled once per process, for every app made in
+    it.  Jinja compiles a template per environment, and each app has its
+    own: a process that makes many apps side by side (the tests make
+    hundreds, two worlds at a time) would compile each page each time.
+    A template whose source changed is compiled again (Jinja checks the
+    source's checksum against the stored one)."""
+
+    def __init__(self):
+        self._code: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket) -> None:
+        code = self._code.get(bucket.key)
+        if code is not None:
+            bucket.bytecode_from_string(code)
+
+    def dump_bytecode(self, bucket) -> None:
+        self._code[bucket.key] = bucket.bytecode_to_string()
+
+
+COMPILED = CompiledTemplates()
 
 
 class Companion:
@@ -172,6 +196,7 @@ def create_app(session, *, box=None, config: dict, pin: str) -> Flask:
     from .rules import LazyBuildRule
 
     app = Flask("web")
+    app.jinja_options = {**app.jinja_options, "bytecode_cache": COMPILED}
     app.url_rule_class = LazyBuildRule      # URL builders at first use (web/rules.py): a faster start
     # Before any route is added: every <int:...> is a number the store can hold.
     app.url_map.converters["int"] = errors.StoredInt
