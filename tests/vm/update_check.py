@@ -99,16 +99,30 @@ def status(vm) -> dict | None:
     return json.loads(body) if code == 200 else None
 
 
-def wait_final(vm, timeout: float = WAIT_S) -> dict:
-    end = time.monotonic() + timeout
+def guest_view(vm, lines: int = 8) -> str:
+    """What the guest says of its installer: the unit, its journal, its processes."""
+    res = vm.sh("systemctl is-active companion-update.service; "
+                f"journalctl -b -u companion-update.service -o cat --no-pager | tail -{lines}; "
+                "ps -eo etimes,pcpu,args --sort=-pcpu | head -6", timeout=60)
+    return (res.stdout + res.stderr).strip()
+
+
+def wait_final(vm, timeout: float = WAIT_S, say=None) -> dict:
+    start = time.monotonic()
+    end, told = start + timeout, start
     last = None
     while time.monotonic() < end:
         found = status(vm)
         if found and found["state"] in FINAL:
             return found
         last = found or last
+        if say and time.monotonic() - told > 120:      # a long update: say what the guest is doing
+            told = time.monotonic()
+            say(f"vm: --update: {time.monotonic() - start:.0f} s, {last and last['state']}; the guest:\n"
+                + guest_view(vm, 4))
         time.sleep(2)
-    raise vmlib.GuestError(f"no update result within {timeout:.0f} s (last: {last})")
+    raise vmlib.GuestError(f"no update result within {timeout:.0f} s (last: {last}); the guest:\n"
+                           + guest_view(vm, 40))
 
 
 def current(vm) -> str:
@@ -152,7 +166,7 @@ def check(run, cuts: int, say) -> dict:
         if code != 202:
             fail(f"POST /api/update answered {code} {answer}")
             return None, 0.0
-        final = wait_final(vm)
+        final = wait_final(vm, say=say)
         vm.wait_http()
         return final, time.monotonic() - t
 
@@ -195,7 +209,7 @@ def check(run, cuts: int, say) -> dict:
         run.boot(link=True)
         run.guest_serving()
         vm.wait_http()
-        final = wait_final(vm)        # the worker finishes or reverts what was pending
+        final = wait_final(vm, say=say)        # the worker finishes or reverts what was pending
         vm.wait_http()
         on = current(vm)
         seen.add(on)
