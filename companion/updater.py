@@ -348,6 +348,9 @@ class Installer:
         (target / UNFINISHED).touch()
         fsync_dir(lay.releases)
         os.rename(lay.work / "unpacked" / "release", target / "src")
+        # The bundle is good: building the environment takes minutes on a
+        # Pi, which the page says as installing, not as checking the file.
+        self.status("installing", to=version, back=here)
         self.system.build_env(target, lay.work / "unpacked" / "wheels")
         (target / UNFINISHED).unlink()
         fsync_dir(target)

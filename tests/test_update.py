@@ -80,6 +80,7 @@ class FakeSystem:
 
     def _step(self, name):
         self.log.append(name)
+        self.said = getattr(self, "said", []) + [(updater.read_json(self.layout.status) or {}).get("state")]
         if self.cut_at == name:
             raise Cut(name)
 
@@ -156,6 +157,10 @@ def test_a_signed_bundle_installs_beside_and_switches(tmp_path, keys, make_bundl
     assert (lay.releases / "1.0").is_dir() and (lay.releases / "2.0/venv/bin/companion").exists()
     assert not lay.marker.exists() and not lay.work.exists()
     assert system.log.index("stop") < system.log.index("self-check") < system.log.index("start")
+    # What the page said at each step: building the environment (minutes on
+    # a Pi) is installing, not still checking the file.
+    assert system.said[system.log.index("build")] == "installing"
+    assert system.said[system.log.index("self-check")] == "checking"
     assert _games(lay) == before
     assert updater.status_text(result) == "Updated to 2.0 (was 1.0)."
 
