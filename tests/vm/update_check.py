@@ -171,6 +171,7 @@ def check(run, cuts: int, say) -> dict:
         return final, time.monotonic() - t
 
     first = current(vm)
+    seen = {first}
     act()
     # Refused bundles: the box stays on its version, serving, and says why.
     for name, words in (("other-key", "not signed"), ("truncated", "cut short")):
@@ -190,11 +191,11 @@ def check(run, cuts: int, say) -> dict:
     if not final or final["state"] != "done" or current(vm) != VERSIONS[0]:
         fail(f"the good bundle was not installed: {final}, on {current(vm)}")
     act(1)
+    seen.add(current(vm))
     say(f"vm: --update: good in {result['good_s']} s, self-check failure rolled back in "
         f"{result['bad_rolled_back_s']} s, refusals: {result['refused']}")
 
     # Cuts at random moments of an update.
-    seen = set()
     for i in range(cuts):
         here = current(vm)
         target = VERSIONS[1] if here == VERSIONS[0] else VERSIONS[0]
