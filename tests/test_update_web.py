@@ -102,3 +102,37 @@ def test_a_bundle_sized_upload_reaches_the_page_through_the_real_server_and_no_o
                                {**pin_headers(), "Content-Type": "application/octet-stream"}, timeout=120)
         assert status == 202, body
     assert lay.incoming.read_bytes() == bundle
+
+
+def test_one_big_body_at_a_time_and_a_connection_cut_short_frees_its_place(box):
+    """waitress reads a body whole before the app checks the PIN: one
+    bundle-sized body is taken in at a time, so no client can make the box
+    spool many to its card; a second meanwhile is refused at once (413),
+    and an upload whose connection is dropped gives its place back."""
+    import socket
+
+    from test_web_support import http, running_server, wait_until
+    from web.serve import BIG_SLOT
+
+    client, lay = box
+    bundle = bytes(range(256)) * (12 * 1024)          # 3 MiB: past the server's general limit
+    headers = {**pin_headers(), "Content-Type": "application/octet-stream"}
+    with running_server(client.application) as server:
+        slow = socket.create_connection(("127.0.0.1", server.port), timeout=30)
+        slow.sendall(f"POST /api/update HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Table-Pin: {headers['X-Table-Pin']}\r\n"
+                     f"Content-Length: {len(bundle)}\r\n\r\n".encode() + bundle[:4096])
+        try:
+            # Once the server has read the slow upload's headers, it holds the place.
+            assert wait_until(lambda: BIG_SLOT._holder is not None and BIG_SLOT._holder() is not None, timeout=60)
+            status, _, body = http(server.port, "POST", "/api/update", bundle, headers, timeout=120)
+            assert status == 413, ("a second big body was taken while the first was under way", status, body)
+            assert not lay.incoming.exists()
+        finally:
+            slow.close()
+
+        def taken():
+            status, _, body = http(server.port, "POST", "/api/update", bundle, headers, timeout=120)
+            assert status in (202, 413), (status, body)
+            return status == 202
+        assert wait_until(taken, timeout=60), "the dropped upload kept its place"
+    assert lay.incoming.read_bytes() == bundle

@@ -54,6 +54,7 @@ import socket
 import sys
 import threading
 import time
+import weakref
 from urllib.parse import urlsplit
 
 from waitress.adjustments import Adjustments
@@ -99,7 +100,12 @@ class CompanionParser(HTTPRequestParser):
     request keeps the server's limit, so no other route makes the box take
     in (and spool to disk) more than a log's worth per connection.  Those two
     also get time in proportion to what they declare (:attr:`body_s`): a
-    30 MB bundle from a phone on a weak Wi-Fi takes minutes, not seconds."""
+    30 MB bundle from a phone on a weak Wi-Fi takes minutes, not seconds.
+
+    waitress reads a body whole before the app can check the PIN, so one
+    such body is taken in at a time (:class:`_BigSlot`): another meanwhile
+    gets the general limit (413 at once), and no client without the PIN can
+    make the box spool more than one bundle's worth to its card."""
 
     body_s = None       # the time this request's body may take; None: REQUEST_S
 
@@ -107,8 +113,34 @@ class CompanionParser(HTTPRequestParser):
         super().parse_header(header_plus)
         limit = BIG_BODIES.get(self.path) if self.command == "POST" else None
         if limit is not None:
-            self.adj = _bigger(self.adj, limit)
-            self.body_s = max(REQUEST_S, (self.content_length or 0) / SLOW_UPLOAD_BPS)
+            body_s = max(REQUEST_S, (self.content_length or 0) / SLOW_UPLOAD_BPS)
+            if BIG_SLOT.take(self, HEAD_S + body_s):
+                self.adj = _bigger(self.adj, limit)
+                self.body_s = body_s
+
+
+class _BigSlot:
+    """The one big body being taken in.  Free again once that request is
+    whole, its connection gone (the parser is dropped with it) or its
+    deadline past.  Only the server's network loop parses, so no lock."""
+
+    def __init__(self):
+        self._holder, self._until = None, 0.0
+
+    def take(self, parser, seconds: float) -> bool:
+        holder = self._holder() if self._holder is not None else None
+        now = time.monotonic()
+        if holder is not None and not holder.completed and holder.error is None and now < self._until:
+            return False
+        self._holder, self._until = weakref.ref(parser), now + seconds
+        return True
+
+    def give_back(self, parser) -> None:
+        if parser is not None and self._holder is not None and self._holder() is parser:
+            self._holder = None
+
+
+BIG_SLOT = _BigSlot()
 
 
 RESTORE_PATH = "/api/backup/restore"
@@ -195,6 +227,7 @@ class CompanionChannel(HTTPChannel):
 
     def del_channel(self, map=None):
         super().del_channel(map)
+        BIG_SLOT.give_back(self.request)       # a big body cut short frees its slot now
         ceiling, self.ceiling = self.ceiling, None
         if ceiling is not None:
             ceiling.give_back(self)
