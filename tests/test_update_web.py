@@ -84,6 +84,9 @@ def test_the_panel_says_once_that_an_update_was_rolled_back(tmp_path, language, 
     assert not recorder.failures(), recorder.failures()
 
 
+BUNDLE_SIZED = bytes(range(256)) * (12 * 1024)      # 3 MiB: past the server's general limit
+
+
 def test_a_bundle_sized_upload_reaches_the_page_through_the_real_server_and_no_other_route_takes_one(box, tmp_path):
     """A release with its wheels is tens of megabytes: waitress, which
     refuses any other request that big before reading it, takes it on the
@@ -93,7 +96,7 @@ def test_a_bundle_sized_upload_reaches_the_page_through_the_real_server_and_no_o
 
     client, lay = box
     app = client.application
-    bundle = bytes(range(256)) * (12 * 1024)          # 3 MiB: past the server's general limit
+    bundle = BUNDLE_SIZED
     with running_server(app) as server:
         status, _, body = http(server.port, "POST", "/api/actions", bundle,
                                {**pin_headers(), "Content-Type": "application/json"})
@@ -115,7 +118,7 @@ def test_one_big_body_at_a_time_and_a_connection_cut_short_frees_its_place(box):
     from web.serve import BIG_SLOT
 
     client, lay = box
-    bundle = bytes(range(256)) * (12 * 1024)          # 3 MiB: past the server's general limit
+    bundle = BUNDLE_SIZED
     headers = {**pin_headers(), "Content-Type": "application/octet-stream"}
     with running_server(client.application) as server:
         slow = socket.create_connection(("127.0.0.1", server.port), timeout=30)
