@@ -152,3 +152,39 @@ def test_the_cursor_offers_only_seats_with_dice_then_pass(box, session):
     assert ctrl.mode == "turn"
     box.press("back")
     shows(box, "Back to game")
+
+
+@pytest.mark.parametrize("n", [3, 4, 5, 6])
+def test_the_asker_keeps_the_first_row_and_the_cursor_the_second(box, session, n):
+    """Three rows fit above the hint line; with more seats than that the turn
+    still shows whose turn it is: the asker on the first row, the seat the
+    cursor is on on the second (never the third, where its bar would touch
+    the hint), and every seat comes into sight as the cursor goes round."""
+    import io
+
+    from PIL import Image
+
+    from hardware import draw as d
+
+    names = ["Ann", "Ben", "Chloé", "Dan", "Eve", "Fay"][:n]
+    start(box, session, names)
+    session.submit({"type": "bid", "seat": 0, "amount": 20}, source="web")
+    box.flush()
+    ctrl = box.app.controller
+    for asker in range(n):
+        assert session.public()["turn"] == asker
+        seen = set()
+        for _ in range(n):                         # the other seats, then pass
+            box.flush()
+            frame = Image.open(io.BytesIO(box.frame_png(1, mirror=False))).convert("L")
+            texts = list(box.frame.texts)
+            assert texts.index(names[asker]) < min(texts.index(t) for t in names if t in texts and t != names[asker])
+            bars = [row for row in range(3) if frame.getpixel((0, d.ROW_Y + row * d.PITCH + 5))]
+            if ctrl.cursor == "pass":
+                assert bars == [], texts
+            else:
+                assert names[ctrl.cursor] in texts and bars == [1], (ctrl.cursor, texts, bars)
+            seen |= {name for name in names if name in texts}
+            box.press("down")
+        assert seen == set(names)
+        session.submit({"type": "pass", "seat": asker}, source="web")

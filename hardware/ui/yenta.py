@@ -18,12 +18,14 @@ Screens (``self.mode``), re-derived from the public state after a change:
 ``game_end``  the winner and the totals; OK or BACK opens the menu.
 
 Each screen ends with a hint line saying what OK and BACK do.  Three seat
-rows fit between the header and it: the table scrolls with its cursor,
-which stays on the first two rows (a bar on the third would need the row
-the hint's ascenders take); *pass* is at the header's right end.  Results
-show up to four seats a column each (name, change, total); five or six
-seats go a row each and scroll with UP/DOWN.  ▲/▼ in the header say that
-more seats are above or below.
+rows fit between the header and it.  The turn shows the asker on the first
+row (the table must always see whose turn it is), then the seat the cursor
+is on and the one after it in turn order: the cursor goes through the seats
+in that order, and its bar stays on the second row (on the third its lit
+bottom row would touch the hint's capitals).  *pass* is at the header's
+right end.  Results show up to four seats a column each (name, change,
+total); five or six seats go a row each and scroll with UP/DOWN.  ▲/▼ in
+the header say that more seats are above or below.
 
 BACK steps back (``value`` → ``turn``, ``hit`` → ``value``, a die → the
 one before); on ``turn`` and the first field of ``bid`` it opens the menu.
@@ -122,7 +124,7 @@ class YentaController(Controller):
         if self.mode in ("hand_end", "game_end") and name in ("up", "down") and len(p["players"]) > COLUMNS:
             # The seats that do not fit: a press shows the next one and keeps
             # the hand's result up for another REVEAL_S.
-            first = self._first(len(p["players"]), *self._result_focus(p))
+            first = self._first(len(p["players"]), self._result_focus(p))
             self.top = max(0, min(first + (1 if name == "down" else -1), len(p["players"]) - ROWS))
             if self.mode == "hand_end":
                 self.app.set_timer("yenta", REVEAL_S, self._derive)
@@ -213,37 +215,43 @@ class YentaController(Controller):
     def draw(self, c: Canvas, p: dict) -> None:
         getattr(self, f"_draw_{self.mode}")(c, p)
 
-    def _first(self, n: int, marked: int | None, cursor=None) -> int:
-        """The first row shown: where UP/DOWN scrolled a result to, else the
-        one that keeps the cursor on the first two rows (a highlight on the
-        third would need the row the hint line's ascenders take), else the
-        marked seat in sight."""
+    def _first(self, n: int, marked: int | None) -> int:
+        """A result's first row: where UP/DOWN scrolled it to, else the one
+        that keeps the marked seat in sight."""
         if n <= ROWS:
             return 0
         if self.top is not None and self.mode in ("hand_end", "game_end"):
             return self.top
-        if isinstance(cursor, int):
-            return max(0, cursor - 1)
         return max(0, min(marked - 1, n - ROWS)) if isinstance(marked, int) else 0
 
-    def _result_focus(self, p: dict) -> tuple:
-        """The marked seat and the cursor of a result screen's rows."""
-        if self.mode == "game_end":
-            return None, p["winner"][0]
-        return p["hands"][-1]["bidder"], None
+    def _shown(self, n: int, marked: int | None, cursor=None) -> tuple[list[int], bool, bool]:
+        """The seats on the rows, and whether seats are out of sight above
+        and below.  On the turn (a ``cursor``): the asker (``marked``), the
+        seat the cursor is on and the one after it in turn order; on *pass*
+        the two seats after the asker.  The cursor's bar is thus always on
+        the second row: on the third its lit bottom row would touch the
+        hint line's capitals."""
+        if isinstance(marked, int) and cursor is not None:
+            others = [(marked + k) % n for k in range(1, n)]
+            start = others.index(cursor) if cursor in others else 0
+            shown = others[start:start + ROWS - 1]
+            return [marked] + shown, start > 0, start + len(shown) < len(others)
+        first = self._first(n, marked)
+        last = min(n, first + ROWS)
+        return list(range(first, last)), first > 0, last < n
+
+    def _result_focus(self, p: dict) -> int:
+        """The seat a result screen marks (and opens on): the winner, or the hand's bidder."""
+        return p["winner"][0] if self.mode == "game_end" else p["hands"][-1]["bidder"]
 
     def _rows(self, c: Canvas, p: dict, points, marked: int | None, cursor=None, dice: bool = True) -> str:
         """Seats as rows on the grid's pitch: ▶ (``marked``), name, dice
-        (dots), ``points`` and the total; ROWS at most (see :meth:`_first`).
+        (dots), ``points`` and the total; ROWS at most (see :meth:`_shown`).
         Returns the scroll marks (▲▼) for the header when rows are out of sight."""
-        n = len(p["players"])
-        rows = n
-        first = self._first(n, marked, cursor)
-        last = min(rows, first + ROWS)
+        seats, above, below = self._shown(len(p["players"]), marked, cursor)
         names = distinct_names(p["players"], NAME_W, d.BODY)
-        for i, row in enumerate(range(first, last)):
+        for i, seat in enumerate(seats):
             y = d.ROW_Y + i * d.PITCH
-            seat = row
             selected = seat == cursor
             fg = d.OFF if selected else d.ON
             c.row(y, "", selected)                           # the bar alone, then the columns
@@ -255,7 +263,7 @@ class YentaController(Controller):
                     c.icon_in_line(DICE_X + k * 5, y, "token", fg)
             c.right(POINTS_R, y, points(seat), d.BODY, fill=fg)
             c.right(d.WIDTH - d.MARGIN + 1, y, "\u03a3" + d.number(p["scores"][seat]), d.BODY, fill=fg)
-        return ("\u25b2" if first > 0 else "") + ("\u25bc" if last < rows else "")
+        return ("\u25b2" if above else "") + ("\u25bc" if below else "")
 
     def _draw_turn(self, c: Canvas, p: dict) -> None:
         marks = self._marks_of(p, lambda s: d.signed(p["hand_points"][s]), p["turn"], self.cursor)
