@@ -117,6 +117,7 @@ systemctl enable companion-wifi.service  # the box's own Wi-Fi when no known net
 systemctl restart companion-wifi.service
 systemctl enable companion-update-boot.service companion-update.service companion-update.path
 systemctl restart companion-update.path  # a bundle the service asks for (companion update, the Update page)
-systemctl enable --now companion-setup.path   # set-up from a phone: its root side (time zone, name, SSH)
+systemctl enable companion-setup.path        # set-up from a phone: its root side (time zone, name, SSH)
+systemctl restart companion-setup.path       # (enable --now fails in the image build's chroot; restart is skipped there)
 systemctl --no-pager status companion.service || true
 echo "companion: installed. Follow it with: journalctl -u companion -f"
