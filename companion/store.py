@@ -95,6 +95,10 @@ USER_VERSION = 1        # 1: every game's log is its public log (no pair taken b
 # USER_VERSION is also the store's format: a store stamped with a higher one
 # was written by a newer companion, and this one refuses to open it rather
 # than guess (an update that is rolled back brings back its pre-update copy).
+# Formats grow by one per change of the store: a stamp beyond MAX_FORMAT is
+# no companion's, it is a scribbled header (the four bytes at offset 60 of
+# the file), and the store is recovered as any other damage.
+MAX_FORMAT = 1000
 
 
 def dump_action(action: dict) -> str:
@@ -194,8 +198,7 @@ class Store:
         return db
 
     def _open_checked(self) -> sqlite3.Connection:
-        _refuse_newer(self.path)
-        if _emptied(self.path):
+        if _refuse_newer(self.path) or _emptied(self.path):
             return self._recover()
         db = None
         try:
@@ -819,12 +822,13 @@ def _link_seats(db: sqlite3.Connection, game_id: int, players, now: float) -> No
         db.execute("INSERT OR REPLACE INTO roster_seats VALUES (?,?,?)", (game_id, seat, player))
 
 
-def _refuse_newer(path: Path) -> None:
+def _refuse_newer(path: Path) -> bool:
     """Refuse, touching nothing, a store a newer companion wrote.  Reading
     ``user_version`` writes nothing (no schema, no journal mode is set); a
-    file SQLite cannot read is left to the damage recovery."""
+    file SQLite cannot read is left to the damage recovery.  True when the
+    stamp is no companion's format (see MAX_FORMAT): the store is damaged."""
     if not path.exists():
-        return
+        return False
     try:
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
         try:
@@ -832,7 +836,9 @@ def _refuse_newer(path: Path) -> None:
         finally:
             db.close()
     except sqlite3.Error:
-        return
+        return False
+    if found < 0 or found > MAX_FORMAT:
+        return True
     if found > USER_VERSION:
         raise StoreError(N_("the game store was written by a newer companion (format {found}, this one "
                             "reads up to {known}): it is left untouched"), found=found, known=USER_VERSION)

@@ -246,8 +246,8 @@ def test_yenta_with_six_seats_keeps_its_hint_line_and_scrolls_to_the_cursor(make
     shows(box, "Ann bid 20", "OK: ask · BACK: menu", "Ann", "Ben")
     for _ in range(4):
         box.press("down")                               # Ben → Chloé → Dan → Élodie → François
-    shows(box, "François", "OK: ask · BACK: menu")
-    assert "Ann" not in box.frame.texts, "three rows: the first seats scrolled away"
+    shows(box, "François", "OK: ask · BACK: menu", "Ann")   # the asker stays on the first row
+    assert "Ben" not in box.frame.texts, "three rows: the seats before the cursor scrolled away"
     box.press("down")
     shows(box, "OK: pass · BACK: menu")
 

@@ -246,6 +246,26 @@ def test_an_older_companion_refuses_a_newer_store_untouched(tmp_path):
     assert not list(tmp_path.glob("*.damaged-*"))
 
 
+def test_a_format_no_companion_writes_is_a_scribbled_header_and_the_store_is_recovered(tmp_path):
+    """Four scribbled bytes at offset 60 (``user_version``) must not keep the
+    box from starting: no companion stamps 16777217, so it is damage."""
+    store = Store(tmp_path)
+    first = '{"type": "new_game", "game": "scoreboard", "players": ["Ann", "Ben"]}'
+    gid = store.create_game("scoreboard", ["Ann", "Ben"], first)
+    store.close()
+    path = tmp_path / "companion.db"
+    data = bytearray(path.read_bytes())
+    data[60:64] = (16777217).to_bytes(4, "big")
+    path.write_bytes(bytes(data))
+    store = Store(tmp_path)                       # opens, does not raise
+    try:
+        assert store.lines(gid) == [first]
+        assert store.warnings and "damaged" in store.warnings[0][0]
+        assert list(tmp_path.glob("*.damaged-*"))
+    finally:
+        store.close()
+
+
 STEPS = ["build", "stop", "self-check", "start", "wait"]
 
 
