@@ -244,11 +244,10 @@ class YentaController(Controller):
         """The seat a result screen marks (and opens on): the winner, or the hand's bidder."""
         return p["winner"][0] if self.mode == "game_end" else p["hands"][-1]["bidder"]
 
-    def _rows(self, c: Canvas, p: dict, points, marked: int | None, cursor=None, dice: bool = True) -> str:
+    def _rows(self, c: Canvas, p: dict, points, marked: int | None, cursor=None, dice: bool = True) -> None:
         """Seats as rows on the grid's pitch: ▶ (``marked``), name, dice
-        (dots), ``points`` and the total; ROWS at most (see :meth:`_shown`).
-        Returns the scroll marks (▲▼) for the header when rows are out of sight."""
-        seats, above, below = self._shown(len(p["players"]), marked, cursor)
+        (dots), ``points`` and the total; ROWS at most (see :meth:`_shown`)."""
+        seats, _, _ = self._shown(len(p["players"]), marked, cursor)
         names = distinct_names(p["players"], NAME_W, d.BODY)
         for i, seat in enumerate(seats):
             y = d.ROW_Y + i * d.PITCH
@@ -263,10 +262,9 @@ class YentaController(Controller):
                     c.icon_in_line(DICE_X + k * 5, y, "token", fg)
             c.right(POINTS_R, y, points(seat), d.BODY, fill=fg)
             c.right(d.WIDTH - d.MARGIN + 1, y, "\u03a3" + d.number(p["scores"][seat]), d.BODY, fill=fg)
-        return ("\u25b2" if above else "") + ("\u25bc" if below else "")
 
     def _draw_turn(self, c: Canvas, p: dict) -> None:
-        marks = self._marks_of(p, lambda s: d.signed(p["hand_points"][s]), p["turn"], self.cursor)
+        marks = self._marks(len(p["players"]), p["turn"], self.cursor)
         # The header: the bid, the scroll marks, and "pass" at the right end
         # (the cursor's place past the last seat: inverted there, the bar
         # holding it with the rule under it as its lit bottom row).
@@ -286,9 +284,10 @@ class YentaController(Controller):
         self._rows(c, p, lambda s: d.signed(p["hand_points"][s]), p["turn"], self.cursor)
         hint_line(c, _("OK: pass · BACK: menu") if self.cursor == PASS else _("OK: ask · BACK: menu"))
 
-    def _marks_of(self, p, points, marked, cursor=None) -> str:
-        """The scroll marks the rows will need (drawn on a throwaway canvas)."""
-        return self._rows(Canvas(), p, points, marked, cursor)
+    def _marks(self, n: int, marked: int | None, cursor=None) -> str:
+        """The header's scroll marks (▲▼) when rows are out of sight."""
+        _, above, below = self._shown(n, marked, cursor)
+        return ("\u25b2" if above else "") + ("\u25bc" if below else "")
 
     def _draw_bid(self, c: Canvas, p: dict) -> None:
         c.header(_("Hand {h}: the winning bid", h=len(p["hands"]) + 1))
@@ -338,7 +337,7 @@ class YentaController(Controller):
             columns(c, d.ROW_Y + 2 * d.PITCH, totals, d.STRONG)
             return
         points = (lambda s: changes[s]) if changes is not None else (lambda s: "")
-        marks = self._marks_of(p, points, marked)
+        marks = self._marks(n, marked)
         named_header(c, make, name, p["players"], marks)
         self._rows(c, p, points, marked, dice=False)
 
