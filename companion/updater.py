@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import bundle as bundles
+from . import envreuse
 from .errors import CompanionError
 from .i18n import N_
 
@@ -177,18 +178,42 @@ class SystemdSystem:
     def __init__(self, layout: Layout, clock=time.monotonic, sleep=time.sleep):
         self.layout, self.clock, self.sleep = layout, clock, sleep
 
-    def build_env(self, release: Path, wheels: Path) -> None:
-        """The release's own environment: exactly the bundle's wheels, no network."""
+    def build_env(self, release: Path, wheels: Path, running: Path | None = None) -> None:
+        """The release's own environment: exactly the bundle's wheels, no network.
+
+        What the running release (``running``) already has of those wheels,
+        file for file, is carried over (:mod:`companion.envreuse`); pip
+        installs the rest, run from the new environment itself or, before it
+        has one, from the bundle's own pip wheel.
+        """
         # The base interpreter, not this venv's: the new venv must not lean on the old one.
         base = getattr(sys, "_base_executable", None) or sys.executable
-        subprocess.run([base, "-m", "venv", str(release / "venv")], check=True, capture_output=True)
-        files = sorted(str(p) for p in wheels.glob("*.whl"))
-        done = subprocess.run([str(release / "venv/bin/pip"), "install", "--no-index", "--no-deps",
-                               "--no-cache-dir", "--disable-pip-version-check", "-q", *files],
-                              capture_output=True, text=True)
-        if done.returncode != 0:
-            raise CompanionError(N_("the new version's environment could not be built: {detail}"),
-                                 detail=_last_line(done.stderr))
+        env = release / "venv"
+        subprocess.run([base, "-m", "venv", "--without-pip", str(env)], check=True, capture_output=True)
+        files = sorted(wheels.glob("*.whl"))
+        left = envreuse.carry_over(files, running / "venv", env) if running is not None else files
+        python, site = str(env / "bin/python"), envreuse.site_packages(env)
+        if site is not None and (site / "pip" / "__init__.py").is_file():
+            pip = [python, "-m", "pip"]
+        else:
+            own = [w for w in files if w.name.startswith("pip-")]
+            if own:
+                pip = [python, str(own[0] / "pip")]      # pip runs from its wheel, and installs itself
+                left = sorted(set(left) | {own[0]})
+            else:
+                subprocess.run([python, "-m", "ensurepip"], check=True, capture_output=True)
+                pip = [python, "-m", "pip"]
+        if left:
+            done = subprocess.run([*pip, "install", "--no-index", "--no-deps", "--no-cache-dir",
+                                   "--disable-pip-version-check", "-q", *map(str, left)],
+                                  capture_output=True, text=True)
+            if done.returncode != 0:
+                raise CompanionError(N_("the new version's environment could not be built: {detail}"),
+                                     detail=_last_line(done.stderr))
+        # pip and the links write through the page cache: a card that loses
+        # power keeps only what was flushed, and the release is marked whole
+        # (and may be switched to) right after this.
+        os.sync()
 
     def stop(self) -> None:
         subprocess.run(["systemctl", "stop", self.unit], check=False, capture_output=True)
@@ -351,7 +376,7 @@ class Installer:
         # The bundle is good: building the environment takes minutes on a
         # Pi, which the page says as installing, not as checking the file.
         self.status("installing", to=version, back=here)
-        self.system.build_env(target, lay.work / "unpacked" / "wheels")
+        self.system.build_env(target, lay.work / "unpacked" / "wheels", lay.releases / here)
         (target / UNFINISHED).unlink()
         fsync_dir(target)
         shutil.rmtree(lay.work, ignore_errors=True)

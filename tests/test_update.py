@@ -84,8 +84,9 @@ class FakeSystem:
         if self.cut_at == name:
             raise Cut(name)
 
-    def build_env(self, release: Path, wheels: Path) -> None:
+    def build_env(self, release: Path, wheels: Path, running: Path | None = None) -> None:
         self._step("build")
+        self.running = running
         assert (wheels / "fake-1.0-py3-none-any.whl").exists()
         bin_ = release / "venv" / "bin"
         bin_.mkdir(parents=True)
@@ -329,7 +330,7 @@ def test_the_service_side_only_drops_the_bundle_and_asks(tmp_path, keys, make_bu
 def test_an_environment_that_cannot_be_built_leaves_the_box_as_it_was(tmp_path, keys, make_bundle):
     lay, system, inst = _box(tmp_path, keys)
 
-    def no_room(release, wheels):
+    def no_room(release, wheels, running=None):
         (release / "venv").mkdir()
         raise OSError(28, "No space left on device")
     system.build_env = no_room

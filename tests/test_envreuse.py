@@ -1,0 +1,124 @@
+"""A new release's environment carries over, file for file, what the running one has of its wheels.
+
+Real pip installs a small wheel made here (pip's own RECORD, .pyc files and
+console script, not an imitation of them); pip comes from the wheel Python
+ships for ensurepip.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import ensurepip
+import pytest
+
+from companion import envreuse
+from companion.updater import Layout, SystemdSystem
+
+PIP_WHEELS = sorted(Path(ensurepip.__file__).parent.glob("_bundled/pip-*.whl")) + sorted(
+    Path("/usr/share/python-wheels").glob("pip-*.whl"))
+pytestmark = pytest.mark.skipif(not PIP_WHEELS, reason="no pip wheel beside this Python (ensurepip's)")
+
+
+def _hash(data: bytes) -> str:
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+
+def dice_wheel(folder: Path, version: str = "1.0", roll: str = "4") -> Path:
+    """``table_dice``: one module and a console script, as a build backend would wheel it."""
+    info = f"table_dice-{version}.dist-info"
+    files = {
+        "table_dice/__init__.py": f"def roll():\n    return {roll}\n\ndef main():\n    print(roll())\n".encode(),
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: table-dice\nVersion: {version}\n".encode(),
+        f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        f"{info}/entry_points.txt": b"[console_scripts]\ntable-dice = table_dice:main\n",
+    }
+    record = "".join(f"{name},{_hash(data)},{len(data)}\n" for name, data in files.items()) + f"{info}/RECORD,,\n"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"table_dice-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as z:
+        for name, data in files.items():
+            z.writestr(name, data)
+        z.writestr(f"{info}/RECORD", record)
+    return path
+
+
+def env_with(tmp: Path, name: str, *wheels: Path) -> Path:
+    env = tmp / name / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
+    subprocess.run([str(env / "bin/python"), str(PIP_WHEELS[-1] / "pip"), "install", "--no-index", "--no-deps",
+                    "-q", *map(str, wheels)], check=True)
+    return env
+
+
+def empty_env(tmp: Path, name: str) -> Path:
+    env = tmp / name / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
+    return env
+
+
+@pytest.fixture(scope="module")
+def running(tmp_path_factory):
+    """The running release's environment: table_dice 1.0 installed by pip (once: pip is slow on a Pi)."""
+    tmp = tmp_path_factory.mktemp("running")
+    wheel = dice_wheel(tmp / "wheels")
+    return env_with(tmp, "1.0", wheel), wheel
+
+
+def dice(env: Path) -> str:
+    return subprocess.run([str(env / "bin/table-dice")], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_an_unchanged_wheel_is_linked_from_the_running_release_with_its_script_and_pyc(tmp_path, running):
+    old, wheel = running
+    new = empty_env(tmp_path, "2.0")
+    assert envreuse.carry_over([wheel], old, new) == []
+    old_site, new_site = envreuse.site_packages(old), envreuse.site_packages(new)
+    module = "table_dice/__init__.py"
+    assert (new_site / module).stat().st_ino == (old_site / module).stat().st_ino
+    assert list((new_site / "table_dice/__pycache__").glob("*.pyc"))       # compiled once, by the first install
+    assert str(new) in (new / "bin/table-dice").read_text().splitlines()[0]  # the script names its own env
+    assert dice(new) == "4"
+
+
+def test_a_file_the_card_damaged_is_not_carried_over(tmp_path, running):
+    old, wheel = tmp_path / "1.0/venv", running[1]
+    shutil.copytree(running[0], old, symlinks=True)
+    module = envreuse.site_packages(old) / "table_dice/__init__.py"
+    module.write_text(module.read_text().replace("4", "5"))
+    new = empty_env(tmp_path, "2.0")
+    assert envreuse.carry_over([wheel], old, new) == [wheel]
+    assert not (envreuse.site_packages(new) / "table_dice").exists()
+
+
+@pytest.mark.parametrize("other", [{"version": "1.1"}, {"roll": "6"}], ids=["newer", "same-version-other-files"])
+def test_a_wheel_that_differs_from_what_runs_is_installed_afresh(tmp_path, running, other):
+    old = running[0]
+    wheel = dice_wheel(tmp_path / "wheels", **other)
+    new = empty_env(tmp_path, "2.0")
+    assert envreuse.carry_over([wheel], old, new) == [wheel]
+
+
+def test_the_installer_builds_the_first_environment_from_the_wheels_and_the_next_from_what_runs(tmp_path):
+    wheels = tmp_path / "wheels"
+    dice_wheel(wheels)
+    (wheels / PIP_WHEELS[-1].name).write_bytes(PIP_WHEELS[-1].read_bytes())
+    system = SystemdSystem(Layout(prefix=tmp_path / "opt", data=tmp_path / "data", root=tmp_path / "root"))
+    first, second = tmp_path / "opt/releases/1.0", tmp_path / "opt/releases/2.0"
+    first.mkdir(parents=True)
+    second.mkdir(parents=True)
+    system.build_env(first, wheels)                    # no running release: pip runs from its own wheel
+    assert dice(first / "venv") == "4"
+    dice_wheel(wheels, roll="6")                       # the next release changes this wheel, keeps pip
+    system.build_env(second, wheels, running=first)
+    assert dice(second / "venv") == "6"
+    site1, site2 = (envreuse.site_packages(r / "venv") for r in (first, second))
+    assert (site2 / "pip/__init__.py").stat().st_ino == (site1 / "pip/__init__.py").stat().st_ino
+    assert (site2 / "table_dice/__init__.py").stat().st_ino != (site1 / "table_dice/__init__.py").stat().st_ino
+    assert dice(first / "venv") == "4"                 # the running release is untouched
