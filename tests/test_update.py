@@ -86,7 +86,7 @@ class FakeSystem:
 
     def build_env(self, release: Path, wheels: Path, running: Path | None = None) -> None:
         self._step("build")
-        self.running = running
+        self.carried_from = running
         assert (wheels / "fake-1.0-py3-none-any.whl").exists()
         bin_ = release / "venv" / "bin"
         bin_.mkdir(parents=True)
@@ -156,6 +156,7 @@ def test_a_signed_bundle_installs_beside_and_switches(tmp_path, keys, make_bundl
     assert updater.release_of(lay.current) == "2.0"
     assert updater.release_of(lay.previous) == "1.0"
     assert (lay.releases / "1.0").is_dir() and (lay.releases / "2.0/venv/bin/companion").exists()
+    assert system.carried_from == lay.releases / "1.0"  # what it may carry over: the running release's
     assert not lay.marker.exists() and not lay.work.exists()
     assert system.log.index("stop") < system.log.index("self-check") < system.log.index("start")
     # What the page said at each step: building the environment (minutes on
