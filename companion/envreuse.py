@@ -105,9 +105,12 @@ def _script(src: Path, dest: Path, old_env: Path, new_env: Path) -> None:
     """A console script, its ``#!`` line naming the new environment's Python."""
     data = src.read_bytes()
     first, _, rest = data.partition(b"\n")
-    old, new = str(old_env).encode(), str(new_env).encode()
-    if first.startswith(b"#!") and old in first:
-        data = first.replace(old, new) + b"\n" + rest
+    # A release installed the old way is reached through a link
+    # (releases/legacy/venv -> /opt/companion/venv): its scripts name the real path.
+    for old in {str(old_env).encode(), str(old_env.resolve()).encode()}:
+        if first.startswith(b"#!") and old in first:
+            data = first.replace(old, str(new_env).encode()) + b"\n" + rest
+            break
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_bytes(data)
     os.chmod(dest, 0o755)

@@ -49,17 +49,16 @@ def dice_wheel(folder: Path, version: str = "1.0", roll: str = "4") -> Path:
     return path
 
 
-def env_with(tmp: Path, name: str, *wheels: Path) -> Path:
-    env = tmp / name / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
-    subprocess.run([str(env / "bin/python"), str(PIP_WHEELS[-1] / "pip"), "install", "--no-index", "--no-deps",
-                    "-q", *map(str, wheels)], check=True)
-    return env
-
-
 def empty_env(tmp: Path, name: str) -> Path:
     env = tmp / name / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
+    return env
+
+
+def env_with(tmp: Path, name: str, *wheels: Path) -> Path:
+    env = empty_env(tmp, name)
+    subprocess.run([str(env / "bin/python"), str(PIP_WHEELS[-1] / "pip"), "install", "--no-index", "--no-deps",
+                    "-q", *map(str, wheels)], check=True)
     return env
 
 
@@ -84,6 +83,16 @@ def test_an_unchanged_wheel_is_linked_from_the_running_release_with_its_script_a
     assert (new_site / module).stat().st_ino == (old_site / module).stat().st_ino
     assert list((new_site / "table_dice/__pycache__").glob("*.pyc"))       # compiled once, by the first install
     assert str(new) in (new / "bin/table-dice").read_text().splitlines()[0]  # the script names its own env
+    assert dice(new) == "4"
+
+
+def test_a_release_installed_the_old_way_is_carried_over_through_its_link(tmp_path, running):
+    old, wheel = tmp_path / "releases/legacy/venv", running[1]
+    old.parent.mkdir(parents=True)
+    old.symlink_to(running[0])                          # as install.sh keeps /opt/companion/venv
+    new = empty_env(tmp_path, "2.0")
+    assert envreuse.carry_over([wheel], old, new) == []
+    assert str(new) in (new / "bin/table-dice").read_text().splitlines()[0]
     assert dice(new) == "4"
 
 
