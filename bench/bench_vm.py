@@ -4,7 +4,9 @@
   on the SD-card disk model (``tests/vm/lossy_disk.py``: every unflushed
   write lost, or a random subset kept, at each cut; ``"disk_model"``), the
   store checked before the companion opens it (``"cuts_before_open_checked"``):
-  acknowledged actions lost, store integrity, the time a cut costs;
+  acknowledged actions lost, store integrity, the time a cut costs; then
+  signed updates (``--update``): refusals, a rollback, 10 cuts during
+  updates (``COMPANION_VM_UPDATE_CUTS``) and the good update's time;
 * arm64 (qemu-system-aarch64, ``virt``, TCG: emulated, so many times slower
   than a Pi): install with the ``pi`` extra and boot to serving.
 
@@ -45,11 +47,12 @@ def run(quick: bool = False) -> dict:
     if os.geteuid() != 0:
         return {"skipped": "needs root (mmdebstrap, chroot)"}
     cuts = "3" if quick else os.environ.get("COMPANION_VM_CUTS", "100")
+    update_cuts = "3" if quick else os.environ.get("COMPANION_VM_UPDATE_CUTS", "10")
     arches = os.environ.get("COMPANION_VM_ARCHES", "amd64 arm64").split()
     out = {}
     for arch in arches:
         args = ["--arch", arch]
         if arch == "amd64":
-            args += ["--power-cuts", cuts]
+            args += ["--power-cuts", cuts, "--update", "--update-cuts", update_cuts]
         out[arch] = harness(*args)
     return out

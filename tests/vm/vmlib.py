@@ -638,6 +638,11 @@ class VM:
     def uptime(self) -> float:
         return float(self.must("cut -d' ' -f1 /proc/uptime").strip())
 
+    @property
+    def running(self) -> bool:
+        """QEMU is up (booted, not yet powered off or cut)."""
+        return bool(self.proc and self.proc.poll() is None)
+
     def cut(self) -> None:
         """The power cut: SIGKILL to QEMU, then the card loses its power:
         what the guest had not flushed is lost (or partly kept)."""
