@@ -238,5 +238,4 @@ def check(run, cuts: int, say) -> dict:
     result["lost"] = max(result["lost"], lost())
     if result["lost"]:
         fail(f"{result['lost']} acknowledged actions lost")
-    vm.poweroff()
     return result
