@@ -508,9 +508,24 @@ class VM:
                 raise GuestError(f"QEMU made no {path.name}")
             time.sleep(0.05)
 
+    def _unix_connect(self, path: Path, timeout: float = 30) -> socket.socket:
+        """Connect to one of QEMU's sockets.  Its file appears at bind(),
+        a moment before QEMU listens on it: on a busy host a connect in that
+        moment is refused, so it is tried again until QEMU listens."""
+        end = time.monotonic() + timeout
+        while True:
+            sock = socket.socket(socket.AF_UNIX)
+            try:
+                sock.connect(str(path))
+                return sock
+            except ConnectionRefusedError:
+                sock.close()
+                if self.proc.poll() is not None or time.monotonic() > end:
+                    raise
+                time.sleep(0.05)
+
     def _qmp_connect(self) -> None:
-        self._qmp = socket.socket(socket.AF_UNIX)
-        self._qmp.connect(str(self.qmp_path))
+        self._qmp = self._unix_connect(self.qmp_path)
         self._qmp_file = self._qmp.makefile("rw")
         self._qmp_file.readline()           # the greeting
         self.qmp("qmp_capabilities")
@@ -533,8 +548,7 @@ class VM:
         self.qmp("set_link", name="nic0", up=up)
 
     def _connect_agent(self) -> None:
-        self._sock = socket.socket(socket.AF_UNIX)
-        self._sock.connect(str(self.agent_path))
+        self._sock = self._unix_connect(self.agent_path)
         self._answers, self.hello = {}, None
         self._reader = threading.Thread(target=self._read, args=(self._sock,), daemon=True)
         self._reader.start()
