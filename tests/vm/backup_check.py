@@ -16,6 +16,7 @@ not assumed: ``"backup": {"restored_equal", ...}`` in the summary.
 
 from __future__ import annotations
 
+import http.client
 import json
 import time
 
@@ -86,7 +87,7 @@ def check(run, say) -> dict:
         time.sleep(2)
         try:
             code, body = vm.http("GET", "/api/history/games", timeout=10)
-        except OSError:
+        except (OSError, http.client.HTTPException):      # the companion restarting
             continue
         if code == 200 and len(json.loads(body)["games"]) == result["games"]:
             break
@@ -116,8 +117,6 @@ def check(run, say) -> dict:
 
 def _post(vm, data: bytes, pin: dict) -> tuple[int, bytes]:
     """The file as a phone's page sends it: the raw body."""
-    import http.client
-
     conn = http.client.HTTPConnection("127.0.0.1", vm.port, timeout=300)
     try:
         conn.request("POST", "/api/backup/restore", body=data,
