@@ -15,7 +15,8 @@ test image's bare command runner (a few lines of Python started by systemd
 with no ordering of its own) answered.  Both machines are emulated (TCG):
 the figures say how the box behaves, not how fast a Pi is.
 
-Slow (amd64 ~1 h with 100 cuts on a quiet 2-core machine; arm64 longer):
+Slow (amd64 ~3.5 h on a quiet 2-core machine: ~100 s a cut with its reboot
+and the check before opening, then the updates; arm64 longer):
 ``python -m bench --vm``; needs root, QEMU, mmdebstrap/debootstrap.
 ``COMPANION_VM_CUTS`` changes the number of cuts; ``COMPANION_VM_ARCHES``
 the architectures (default ``amd64 arm64``).
