@@ -77,7 +77,8 @@ def check(run, say) -> dict:
         run.fail(f"--update (backup): the emptied box still shows {len(empty)} games")
         return result
     t = time.monotonic()
-    code, body = _post(vm, backup, pin)
+    code, body = vm.http("POST", "/api/backup/restore", backup,
+                         dict(pin, **{"Content-Type": "application/zip"}), timeout=300)
     if code != 202:
         run.fail(f"--update (backup): POST /api/backup/restore answered {code} {body[:300]!r}")
         return result
@@ -114,14 +115,3 @@ def check(run, say) -> dict:
         f"{'the same' if result['restored_equal'] else 'NOT the same'}")
     return result
 
-
-def _post(vm, data: bytes, pin: dict) -> tuple[int, bytes]:
-    """The file as a phone's page sends it: the raw body."""
-    conn = http.client.HTTPConnection("127.0.0.1", vm.port, timeout=300)
-    try:
-        conn.request("POST", "/api/backup/restore", body=data,
-                     headers=dict(pin, **{"Content-Type": "application/zip"}))
-        resp = conn.getresponse()
-        return resp.status, resp.read()
-    finally:
-        conn.close()

@@ -78,18 +78,12 @@ def make_bundles(workdir: Path, arch: str, say) -> dict:
 
 
 def post_bundle(vm, path: Path, timeout: float = 600) -> tuple[int, dict]:
-    conn = http.client.HTTPConnection("127.0.0.1", vm.port, timeout=timeout)
+    status, body = vm.http("POST", "/api/update", path.read_bytes(),
+                           {"X-Table-Pin": vm.pin, "Content-Type": "application/octet-stream"}, timeout=timeout)
     try:
-        conn.request("POST", "/api/update", body=path.read_bytes(),
-                     headers={"X-Table-Pin": vm.pin, "Content-Type": "application/octet-stream"})
-        resp = conn.getresponse()
-        body = resp.read()
-    finally:
-        conn.close()
-    try:
-        return resp.status, json.loads(body)
+        return status, json.loads(body)
     except ValueError:
-        return resp.status, {"raw": body[:200].decode("utf-8", "replace")}
+        return status, {"raw": body[:200].decode("utf-8", "replace")}
 
 
 def status(vm) -> dict | None:

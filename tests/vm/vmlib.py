@@ -718,10 +718,13 @@ class VM:
              timeout: float = 10) -> tuple[int, bytes]:
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
         try:
-            data = json.dumps(body).encode() if body is not None else None
             hdrs = dict(headers or {})
-            if data is not None:
-                hdrs["Content-Type"] = "application/json"
+            if isinstance(body, bytes):         # a file as a phone's page sends it (headers say its type)
+                data = body
+            else:
+                data = json.dumps(body).encode() if body is not None else None
+                if data is not None:
+                    hdrs["Content-Type"] = "application/json"
             conn.request(method, path, body=data, headers=hdrs)
             resp = conn.getresponse()
             return resp.status, resp.read()
