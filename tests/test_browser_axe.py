@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from browser_pages import GAMES, LANGS, PAGES, SHARED_PAGES
-from test_browser import PIN  # noqa: F401  (the browser's skip rules come with it)
+from test_browser import PIN, WAIT_MS  # noqa: F401  (the browser's skip rules come with it)
 
 pytest_plugins = ["browser_support"]
 pytestmark = pytest.mark.browser
@@ -57,7 +57,7 @@ def severe_violations(page) -> list[str]:
 def audit(browser, base, paths, lang, scheme, token=None):
     context = browser.new_context(locale="fr-FR" if lang == "fr" else "en-GB", color_scheme=scheme,
                                   viewport={"width": WIDTH, "height": 740}, is_mobile=True, has_touch=True)
-    context.set_default_timeout(5000)
+    context.set_default_timeout(WAIT_MS)
     if token:
         context.add_init_script(f"localStorage.setItem('companion.seats', JSON.stringify({{'0': '{token}'}}))")
     problems = []

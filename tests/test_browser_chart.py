@@ -15,7 +15,7 @@ import re
 import pytest
 
 from browser_pages import LONG
-from test_browser import table  # noqa: F401  (fixture; the skip rules come with it)
+from test_browser import WAIT_MS, table  # noqa: F401  (fixture; the skip rules come with it)
 
 pytest_plugins = ["browser_support"]
 pytestmark = pytest.mark.browser
@@ -99,7 +99,7 @@ def problems_of(drawn, rounds, players, finished):
 @pytest.mark.parametrize("width", [320, 430])
 def test_the_chart_labels_and_legend_are_right_after_any_number_of_rounds(browser, table, players, width):
     context = browser.new_context(viewport={"width": width, "height": 740}, is_mobile=True, has_touch=True)
-    context.set_default_timeout(5000)
+    context.set_default_timeout(WAIT_MS)
     found = []
     try:
         page = context.new_page()

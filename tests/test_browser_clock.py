@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_browser import PIN  # noqa: F401  (the browser's skip rules come with it)
+from test_browser import PIN, WAIT_MS  # noqa: F401  (the browser's skip rules come with it)
 from test_browser_axe import severe_violations
 from test_web_support import http, pin_headers
 
@@ -36,7 +36,7 @@ def test_the_clock_on_the_seat_page_and_the_control(browser, clocked, lang, widt
     table = clocked
     context = browser.new_context(locale="fr-FR" if lang == "fr" else "en-GB",
                                   viewport={"width": width, "height": 740}, is_mobile=True, has_touch=True)
-    context.set_default_timeout(5000)
+    context.set_default_timeout(WAIT_MS)
     context.add_init_script(f"localStorage.setItem('companion.seats', JSON.stringify({{'0': '{table.token}'}}))")
     try:
         page = context.new_page()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 from browser_pages import GAMES, LANGS, OVERFLOW_JS, PAGES, SHARED_PAGES, WIDTHS
-from test_browser import ARTIFACTS, PIN  # noqa: F401  (the skip rules come with it)
+from test_browser import ARTIFACTS, PIN, WAIT_MS  # noqa: F401  (the skip rules come with it)
 
 pytest_plugins = ["browser_support"]
 pytestmark = pytest.mark.browser
@@ -26,7 +26,7 @@ def phone_pages(browser, lang, token=None):
     """One context in ``lang`` (Accept-Language), one page per width."""
     context = browser.new_context(locale="fr-FR" if lang == "fr" else "en-GB", is_mobile=True, has_touch=True,
                                   viewport={"width": WIDTHS[0], "height": 740})
-    context.set_default_timeout(5000)
+    context.set_default_timeout(WAIT_MS)
     if token:
         context.add_init_script(f"localStorage.setItem('companion.seats', JSON.stringify({{'0': '{token}'}}))")
     pages = {}

@@ -9,7 +9,7 @@ import os
 import pytest
 
 from browser_pages import LANGS, OVERFLOW_JS
-from test_browser import PIN  # noqa: F401  (the browser's skip rules come with it)
+from test_browser import PIN, WAIT_MS  # noqa: F401  (the browser's skip rules come with it)
 
 pytest_plugins = ["browser_support"]
 pytestmark = pytest.mark.browser
@@ -24,7 +24,7 @@ def test_the_bg_stats_link_on_a_phone(browser, long_table, lang, script, tmp_pat
 
     context = browser.new_context(locale="fr-FR" if lang == "fr" else "en-GB", java_script_enabled=script,
                                   viewport={"width": WIDTH, "height": 740}, is_mobile=True, has_touch=True)
-    context.set_default_timeout(5000)
+    context.set_default_timeout(WAIT_MS)
     problems = []
     try:
         page = context.new_page()

@@ -20,7 +20,7 @@ from __future__ import annotations
 import pytest
 
 from browser_pages import LANGS, WIDTHS
-from test_browser import PIN  # noqa: F401  (the skip rules come with it)
+from test_browser import PIN, WAIT_MS  # noqa: F401  (the skip rules come with it)
 
 pytest_plugins = ["browser_support"]
 pytestmark = pytest.mark.browser
@@ -127,7 +127,7 @@ TABLES_JS = """async (step) => {
 def phone_pages(browser, lang, token=None):
     context = browser.new_context(locale="fr-FR" if lang == "fr" else "en-GB", is_mobile=True, has_touch=True,
                                   viewport={"width": WIDTHS[0], "height": 740})
-    context.set_default_timeout(8000)
+    context.set_default_timeout(WAIT_MS)
     if token:
         context.add_init_script(f"localStorage.setItem('companion.seats', JSON.stringify({{'0': '{token}'}}))")
     pages = {}

@@ -17,7 +17,7 @@ import re
 import pytest
 
 from browser_pages import GAMES, LANGS, jsonl
-from test_browser import PIN, phones, table  # noqa: F401  (fixtures; the skip rules come with them)
+from test_browser import PIN, WAIT_MS, phones, table  # noqa: F401  (fixtures; the skip rules come with them)
 from test_web_support import http, pin_headers, wait_until
 
 from playwright.sync_api import expect  # noqa: E402  (after the skip rules)
@@ -65,7 +65,7 @@ HYPHEN_NUMBER = re.compile(r"(?<![\w\u00C0-\u024F])-\d")
 def phone(browser, lang, token=None):
     context = browser.new_context(locale="fr-FR" if lang == "fr" else "en-GB", is_mobile=True, has_touch=True,
                                   viewport={"width": 360, "height": 740})
-    context.set_default_timeout(5000)
+    context.set_default_timeout(WAIT_MS)
     if token:
         context.add_init_script(f"localStorage.setItem('companion.seats', JSON.stringify({{'0': '{token}'}}))")
     return context, context.new_page()

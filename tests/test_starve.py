@@ -327,16 +327,20 @@ def test_a_full_stream_count_makes_room_for_a_lighter_address(tmp_path):
     with running_server(app) as server:
         mine = [SSEClient(server.port, source="127.0.0.20") for _ in range(3)]
         assert all(s.status == 200 for s in mine) and slots.open == 3
+        # The victim is the heaviest address's slowest stream, then its oldest:
+        # once each has sent its first state none is slower (a loaded machine
+        # may still hold a later one's first state unsent), so the oldest ends.
+        for s in mine:
+            assert s.next_state(timeout=30) == {"game": None}
         # The same address is as heavy as the heaviest: refused.
         assert SSEClient(server.port, source="127.0.0.20").status == 503
         # A phone from another address is not: the oldest stream of the heaviest address ends.
         phone = SSEClient(server.port, source="127.0.0.2")
         assert phone.status == 200 and phone.next_state(timeout=10) == {"game": None}
         first = mine[0]
-        first.next_state()
         with pytest.raises(EOFError):
             while True:
-                first.next_event(timeout=10)
+                first.next_event(timeout=30)
         assert wait_until(lambda: slots.open == 3, timeout=10)
         # 2 and 1: a third address (0) still takes one from the heaviest...
         third = SSEClient(server.port, source="127.0.0.3")
