@@ -48,6 +48,7 @@ from companion.store import DB_NAME, Store
 from companion.timeline import replay
 from test_web_support import SSEClient, http
 
+pytestmark = pytest.mark.slow        # minutes at CI's scale: run first (tests/conftest.py)
 CYCLES = int(os.environ.get("COMPANION_KILL_CYCLES", "20"))
 PIN = "7319"
 PLAYERS = ["Ann", "Ben", "Chloé"]

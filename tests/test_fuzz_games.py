@@ -24,11 +24,13 @@ import json
 import os
 import random
 
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from companion.errors import ActionError
 from companion.timeline import Timeline, replay
 
+pytestmark = pytest.mark.slow        # minutes at CI's scale: run first (tests/conftest.py)
 EXAMPLES = int(os.environ.get("COMPANION_FUZZ_EXAMPLES", "300"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None,
                 suppress_health_check=list(HealthCheck))

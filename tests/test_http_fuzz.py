@@ -45,6 +45,7 @@ from companion.session import TableSession
 from companion.store import Store
 from test_web_support import PIN, FakeBox, http, make_app, running_server
 
+pytestmark = pytest.mark.slow        # minutes at CI's scale: run first (tests/conftest.py)
 EXAMPLES = int(os.environ.get("COMPANION_HTTP_FUZZ_EXAMPLES", "500"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None,
                 suppress_health_check=list(HealthCheck))

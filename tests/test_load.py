@@ -31,6 +31,9 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow        # minutes at CI's scale: run first (tests/conftest.py)
 SECONDS = float(os.environ.get("COMPANION_LOAD_SECONDS", "20"))
 PHONES = 100
 RATE = 5.0                     # actions per second

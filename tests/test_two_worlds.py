@@ -23,6 +23,7 @@ from two_worlds import WITH_PIN, WITH_WRONG_PIN, NO_CREDENTIAL, Pair, fixed_guar
 THIRD_MAN = {"type": "new_game", "game": "third-man", "players": ["Ann", "Ben", "Chloé", "Dan"]}
 DIABOLO = {"type": "new_game", "game": "diabolo", "players": ["Ann", "Ben", "Chloé"]}
 SCOREBOARD = {"type": "new_game", "game": "scoreboard", "players": ["Ann", "Ben", "Chloé"]}
+pytestmark = pytest.mark.slow        # minutes at CI's scale: run first (tests/conftest.py)
 TABLES = int(os.environ.get("COMPANION_TWO_WORLDS_TABLES", "12"))
 
 
