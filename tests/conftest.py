@@ -6,6 +6,16 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Hypothesis's two clocks are wall-clock budgets: a 200 ms deadline per
+# example and a "too slow" health check on drawing inputs.  Under emulation
+# (arm64 on qemu-user) or beside another test worker one pause fails them
+# with nothing wrong in the code; speed is the bench's to measure, not the
+# suite's.  Loaded here, before any test module: a test's own @settings
+# inherits it for what it does not set.
+settings.register_profile("companion", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("companion")
 
 ROOT = Path(__file__).resolve().parents[1]
 # The public replay samples, kept in the repository (see their README).
