@@ -50,7 +50,7 @@ def companion_cmd():
 
 def pytest_collection_modifyitems(config, items):
     """The long tests (marked ``slow``) first: the suite runs on two workers
-    (pyproject.toml's ``-n 2``), and a worker that met a five-minute test at
+    (pyproject.toml's ``-n 2``), and a worker that met a three-minute test at
     the very end would leave the other idle for it.  The order is otherwise
     kept, and the same on every worker, as pytest-xdist requires."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
