@@ -63,9 +63,19 @@ release="$version"
 rel="$prefix/releases/$release"
 rm -rf "$rel" && mkdir -p "$rel" && touch "$rel/.unfinished"   # removed at boot if never finished
 cp -r "$repo" "$rel/src" && rm -rf "$rel/src/.venv" "$rel/src/.git"
-python3 -m venv "$rel/venv"
-"$rel/venv/bin/pip" install --upgrade pip
-"$rel/venv/bin/pip" install -c "$rel/src/requirements.lock" "$rel/src[pi]"
+# The release's own environment.  pip runs in place from the pip wheel Debian
+# ships for venv (python3-pip-whl, which python3-venv brings) and installs
+# itself there with the rest: a venv made with its own pip and setuptools, then
+# that pip upgraded, byte-compiled pip twice and setuptools once, which the
+# box never runs (about 2.5 of the 5 minutes this took on an emulated CPU).
+python3 -m venv --without-pip "$rel/venv"
+pip_wheel="$(ls /usr/share/python-wheels/pip-*.whl 2>/dev/null | tail -n1)"
+if [ -n "$pip_wheel" ]; then
+    pip=("$rel/venv/bin/python" "$pip_wheel/pip")
+else                                # not Debian's python3-venv: the venv's own pip
+    "$rel/venv/bin/python" -m ensurepip && pip=("$rel/venv/bin/pip")
+fi
+"${pip[@]}" install --disable-pip-version-check -c "$rel/src/requirements.lock" ${pip_wheel:+"$pip_wheel"} "$rel/src[pi]"
 rm "$rel/.unfinished"
 # The old layout (one venv and src in place): kept as the previous release, by links.
 if [ -d "$prefix/venv" ] && [ ! -L "$prefix/current" ]; then
@@ -109,15 +119,18 @@ if [ -z "${SYSTEMD_OFFLINE:-}" ] && [ -d /run/systemd/system ] && [ ! -e /var/li
     chown companion:companion /var/lib/companion/setup.json && chmod 0600 /var/lib/companion/setup.json
 fi
 [ -f /etc/default/companion ] || printf '# COMPANION_PIN=1234\n# COMPANION_LANG=fr\n' > /etc/default/companion
+# One enable without its reload, then one reload (each takes seconds on a Pi
+# Zero; an upgrade needs the reload anyway, to read the new unit files):
+#   companion-splash: "Starting…" on the panel early in the boot;
+#   companion-wifi: the box's own Wi-Fi when no known network comes (wifi setting);
+#   companion-update*: a bundle the service asks for (companion update, the Update page),
+#     and the check of the boot after an update;
+#   companion-setup.path: set-up from a phone, its root side (time zone, name, SSH).
+# (enable --now fails in the image build's chroot; the restarts are skipped there.)
+systemctl enable --no-reload companion.service companion-splash.service companion-wifi.service \
+    companion-update-boot.service companion-update.service companion-update.path companion-setup.path
 systemctl daemon-reload
-systemctl enable companion.service
-systemctl enable companion-splash.service   # "Starting…" on the panel early in the boot
 systemctl restart companion.service      # restart, not start: an upgrade runs the new code
-systemctl enable companion-wifi.service  # the box's own Wi-Fi when no known network comes (wifi setting)
-systemctl restart companion-wifi.service
-systemctl enable companion-update-boot.service companion-update.service companion-update.path
-systemctl restart companion-update.path  # a bundle the service asks for (companion update, the Update page)
-systemctl enable companion-setup.path        # set-up from a phone: its root side (time zone, name, SSH)
-systemctl restart companion-setup.path       # (enable --now fails in the image build's chroot; restart is skipped there)
+systemctl restart companion-wifi.service companion-update.path companion-setup.path
 systemctl --no-pager status companion.service || true
 echo "companion: installed. Follow it with: journalctl -u companion -f"
