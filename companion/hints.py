@@ -80,8 +80,10 @@ def _serve(fd: int, solver_path: str) -> None:
 
 
 class HintWorker:
-    def __init__(self, budget_s: float = BUDGET_S, *, process: bool = True, solver: str = SOLVER):
-        self.budget_s = budget_s
+    def __init__(self, budget_s: float | None = None, *, process: bool = True, solver: str = SOLVER):
+        # BUDGET_S read now, not when the class was defined: a test run sets
+        # its own ceiling for the workers it does not give a budget to.
+        self.budget_s = BUDGET_S if budget_s is None else budget_s
         self.process = process
         self.solver = solver
         self.searches = 0                    # searches started (not answered from the cache)

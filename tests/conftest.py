@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from companion import hints
+
 # Hypothesis's two clocks are wall-clock budgets: a 200 ms deadline per
 # example and a "too slow" health check on drawing inputs.  Under emulation
 # (arm64 on qemu-user) or beside another test worker one pause fails them
@@ -16,6 +18,13 @@ from hypothesis import HealthCheck, settings
 # inherits it for what it does not set.
 settings.register_profile("companion", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("companion")
+
+# The same for FIGHT?'s hint: the box abandons a search after 20 s of wall
+# clock (companion.hints.BUDGET_S), its process's start included, which a
+# loaded machine stretches with nothing wrong.  A worker a test makes without
+# a budget of its own gets this ceiling for a hung search instead; the budget
+# itself is tested with budgets of its own (tests/test_hint_worker.py).
+hints.BUDGET_S = 120.0
 
 ROOT = Path(__file__).resolve().parents[1]
 # The public replay samples, kept in the repository (see their README).
