@@ -94,6 +94,12 @@ class Box:
 
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._cond = threading.Condition()
+        # Mock mode: a short press holds this from its low edge to its high
+        # one, and the worker's deadlines (a hold reached) wait for it.  A
+        # test thread put off for a second between the two edges (a loaded
+        # machine) would otherwise make a hold nobody made; a finger is never
+        # put off.  Uncontended, hence free, on a box.
+        self._short_press = threading.Lock()
         self._posted = 0                  # items put on the queue
         self._done = 0                    # items handled and drawn
         self._holds: Counter = Counter()  # long presses handled and drawn, per button
@@ -284,9 +290,13 @@ class Box:
         # Up again before waiting for the worker, as a finger would be: a
         # worker busy for a second (a loaded machine) then finds the pin up
         # and sees a short press, never a hold that nobody made.
-        pin.drive_low()
-        _sleep_until(time.monotonic() + self.bounce_s + 0.001)
-        self._drive(pin.drive_high)
+        with self._short_press:
+            pin.drive_low()
+            _sleep_until(time.monotonic() + self.bounce_s + 0.001)
+            pin.drive_high()
+        with self._cond:
+            ticket = self._posted
+        self._wait(ticket)
         self._released[name] = time.monotonic()
 
     def hold(self, name: str) -> bool:
@@ -445,7 +455,9 @@ class Box:
     def _due(self, holds: list[str]) -> None:
         now = time.monotonic()
         if self.buttons is not None:
-            self._dispatch(self.debouncer.due(now, self.buttons.level), holds)
+            with self._short_press:          # (see its note in __init__)
+                due = self.debouncer.due(now, self.buttons.level)
+            self._dispatch(due, holds)
         if self.app is not None:
             self.app.due(now)
         self.care.due(self.care.clock())

@@ -134,6 +134,23 @@ def test_a_short_press_while_the_box_is_busy_is_never_a_hold(make_box):
     assert type(box.app.layers[-1]).__name__ == "MainMenu"
 
 
+def test_a_short_press_whose_pressing_thread_is_put_off_is_never_a_hold(make_box, monkeypatch):
+    """The other side of it: the box idle, the thread pressing (a test's)
+    put off for longer than a hold between the low edge and the high one.
+    A finger never is; the press stays a short press (the menu), not undo."""
+    from hardware import box as box_module
+
+    box = make_box()
+    box.session.submit({"type": "new_game", "game": "scoreboard", "players": ["Ann", "Ben"],
+                        "options": {"target": 10}})
+    box.flush()
+    original = box_module._sleep_until
+    monkeypatch.setattr(box_module, "_sleep_until",
+                        lambda deadline: original(deadline + box.hold_s + 0.5))
+    box.press("back")
+    assert type(box.app.layers[-1]).__name__ == "MainMenu"
+
+
 def test_bouncing_pin_counts_once(make_box, mock_factory):
     box = make_box(box_config(bounce_ms=30))
     box.press("ok")                                  # the menu: New game, Phones
