@@ -294,9 +294,7 @@ class Box:
             pin.drive_low()
             _sleep_until(time.monotonic() + self.bounce_s + 0.001)
             pin.drive_high()
-        with self._cond:
-            ticket = self._posted
-        self._wait(ticket)
+        self._wait_posted()
         self._released[name] = time.monotonic()
 
     def hold(self, name: str) -> bool:
@@ -343,10 +341,14 @@ class Box:
         wait until the worker has handled it and drawn; returns the time of the edge."""
         drive()
         at = time.monotonic()
+        self._wait_posted()
+        return at
+
+    def _wait_posted(self) -> None:
+        """Until the worker has handled and drawn every input posted so far."""
         with self._cond:
             ticket = self._posted
         self._wait(ticket)
-        return at
 
     def _wait(self, ticket: int) -> None:
         with self._cond:
