@@ -179,13 +179,15 @@ def _own_wheel(source: Path, wheels: Path) -> None:
 
 def _download_wheels(wheels: Path, machine: str, source: Path) -> None:
     """The dependencies' wheels from PyPI exactly as requirements.lock pins
-    them, for the box's Python and machine."""
+    them, for the box's Python and machine, and the lock's pip: the one
+    install.sh put in the running release, which the update then links
+    instead of installing again."""
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check"]
     own = next(wheels.glob("companion-*.whl"))
     platform_args = [a for tag in PLATFORMS[machine] for a in ("--platform", tag)]
     subprocess.run([*pip, "download", "-q", "--only-binary=:all:", *platform_args, "--python-version", "3.11",
                     "--implementation", "cp", "-c", str(source / "requirements.lock"), "-d", str(wheels),
-                    str(own), *PI_EXTRA.get(machine, [])], check=True)
+                    str(own), "pip", *PI_EXTRA.get(machine, [])], check=True)
 
 
 def run(args) -> int:

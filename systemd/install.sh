@@ -64,10 +64,13 @@ rel="$prefix/releases/$release"
 rm -rf "$rel" && mkdir -p "$rel" && touch "$rel/.unfinished"   # removed at boot if never finished
 cp -r "$repo" "$rel/src" && rm -rf "$rel/src/.venv" "$rel/src/.git"
 # The release's own environment.  pip runs in place from the pip wheel Debian
-# ships for venv (python3-pip-whl, which python3-venv brings) and installs
-# itself there with the rest: a venv made with its own pip and setuptools, then
-# that pip upgraded, byte-compiled pip twice and setuptools once, which the
-# box never runs (about 2.5 of the 5 minutes this took on an emulated CPU).
+# ships for venv (python3-pip-whl, which python3-venv brings) and installs the
+# lock's pip there with the rest: a venv made with its own pip and setuptools,
+# then that pip upgraded, byte-compiled pip twice and setuptools once, which
+# the box never runs (about 2.5 of the 5 minutes this took on an emulated CPU).
+# The lock's pip, not Debian's: an update bundle carries that same pip wheel,
+# and an update links what is the same file for file instead of installing
+# it again (companion/envreuse.py), pip's thousand files included.
 python3 -m venv --without-pip "$rel/venv"
 pip_wheel="$(ls /usr/share/python-wheels/pip-*.whl 2>/dev/null | tail -n1)"
 if [ -n "$pip_wheel" ]; then
@@ -75,7 +78,7 @@ if [ -n "$pip_wheel" ]; then
 else                                # not Debian's python3-venv: the venv's own pip
     "$rel/venv/bin/python" -m ensurepip && pip=("$rel/venv/bin/pip")
 fi
-"${pip[@]}" install --disable-pip-version-check -c "$rel/src/requirements.lock" ${pip_wheel:+"$pip_wheel"} "$rel/src[pi]"
+"${pip[@]}" install --disable-pip-version-check -c "$rel/src/requirements.lock" pip "$rel/src[pi]"
 rm "$rel/.unfinished"
 # The old layout (one venv and src in place): kept as the previous release, by links.
 if [ -d "$prefix/venv" ] && [ ! -L "$prefix/current" ]; then

@@ -227,6 +227,16 @@ def check(run, cuts: int, say) -> dict:
         fail(f"the good bundle was not installed{' after the cuts' if cuts else ''}: {final}, on {current(vm)}")
     act(1)
     seen.add(current(vm))
+    # What both releases have of the same wheels is one file on the card,
+    # linked (companion/envreuse.py), not installed again: pip's thousand
+    # files the plainest case, since install.sh puts the lock's pip in and
+    # every bundle carries it.  A bundle whose pip differs from the box's
+    # would install it afresh at every update, a minute of a Pi's.
+    inode = "stat -c %i /opt/companion/releases/{}/venv/lib/python3*/site-packages/pip/__init__.py"
+    pips = {vm.sh(inode.format(r)).stdout.strip() for r in (here, current(vm))}
+    result["carried_over"] = len(pips) == 1 and "" not in pips
+    if not result["carried_over"]:
+        fail(f"the update from {here} installed pip afresh instead of linking the running release's ({pips})")
     say(f"vm: --update: {here} -> {target} in {result['good_s']} s")
     result["versions_seen"] = sorted(seen)
     result["lost"] = max(result["lost"], lost())

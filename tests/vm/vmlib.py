@@ -331,7 +331,8 @@ def wheelhouse(arch: str) -> Path:
     install.sh's pip needs, downloaded from PyPI once and cached, so that
     the guest installs offline (it has no route anywhere)."""
     reqs = project_requirements()
-    folder = CACHE / f"wheels-{arch}-{_digest(arch, GUEST_PYTHON, *reqs)}"
+    lock = REPO / "requirements.lock"
+    folder = CACHE / f"wheels-{arch}-{_digest(arch, GUEST_PYTHON, *reqs, lock.read_text())}"
     if (folder / "done").exists():
         return folder
     shutil.rmtree(folder, ignore_errors=True)
@@ -346,8 +347,11 @@ def wheelhouse(arch: str) -> Path:
     marked = [r for r in reqs if "platform_machine" not in r or f"'{machine}'" in r]
     binary = [r.split(";")[0] for r in marked if not r.lower().startswith("rpi.gpio")]
     source = [r.split(";")[0] for r in marked if r.lower().startswith("rpi.gpio")]
+    # Exactly the lock's versions: install.sh installs with it as constraints,
+    # offline, and an update bundle made from these wheels carries over what
+    # is the same (the lock's pip included).
     pip = [sys.executable, "-m", "pip", "download", "-q", "--dest", str(folder), "--isolated",
-           "--index-url", "https://pypi.org/simple"]
+           "--index-url", "https://pypi.org/simple", "-c", str(lock)]
     subprocess.run(pip + ["--only-binary=:all:", "--python-version", GUEST_PYTHON, "--implementation", "cp",
                           "--abi", "cp311", "--abi", "abi3", "--abi", "none", *platform, *binary], check=True)
     if source:      # sdist only (RPi.GPIO): built in the guest
