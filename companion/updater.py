@@ -483,18 +483,30 @@ class Installer:
 # -- the service's side: ask for an update ----------------------------------------
 def request_update(layout: Layout, src, request_id: str) -> None:
     """Drop a bundle into the inbox and ask the root unit (companion-update.path)
-    to install it.  ``src`` is a path or a binary file object."""
+    to install it.  ``src`` is a path or a binary file object.
+
+    Both are on the card when this returns (the phone is told 202 then): a
+    power cut a moment later leaves the request asked for, and the root unit
+    takes it at the next boot, rather than an update that vanished and a
+    page still showing the update before it."""
     layout.inbox.mkdir(parents=True, exist_ok=True)
     part = layout.inbox / "incoming.bundle.part"
-    if isinstance(src, (str, os.PathLike)):
-        shutil.copyfile(src, part)
-    else:
-        with open(part, "wb") as out:
+    with open(part, "wb") as out:
+        if isinstance(src, (str, os.PathLike)):
+            with open(src, "rb") as bundle:
+                shutil.copyfileobj(bundle, out, 1 << 20)
+        else:
             shutil.copyfileobj(src, out, 1 << 20)
+        out.flush()
+        os.fsync(out.fileno())
     os.replace(part, layout.incoming)
     tmp = layout.inbox / ".request.tmp"
-    tmp.write_text(request_id, encoding="utf-8")
+    with open(tmp, "w", encoding="utf-8") as out:
+        out.write(request_id)
+        out.flush()
+        os.fsync(out.fileno())
     os.replace(tmp, layout.request)
+    fsync_dir(layout.inbox)
 
 
 def take_request(layout: Layout) -> str | None:

@@ -328,6 +328,33 @@ def test_the_service_side_only_drops_the_bundle_and_asks(tmp_path, keys, make_bu
     assert updater.read_json(lay.status)["request"] == "abc"
 
 
+def test_an_update_asked_for_is_on_the_card_before_the_phone_is_told(tmp_path, make_bundle, monkeypatch):
+    """The bundle and the request are flushed before each rename and the
+    inbox after them: a power cut after the 202 cannot lose the request."""
+    lay = Layout(prefix=tmp_path / "opt", data=tmp_path / "data", root=tmp_path / "root", keys=tmp_path / "k")
+    bundle = make_bundle("2.0")
+    events = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd):
+        target = os.readlink(f"/proc/self/fd/{fd}")
+        events.append(("flushed", Path(target).name, os.path.getsize(target) if os.path.isfile(target) else None))
+        real_fsync(fd)
+
+    def replace(src, dst):
+        events.append(("renamed", Path(src).name, Path(dst).name))
+        real_replace(src, dst)
+    monkeypatch.setattr(updater.os, "fsync", fsync)
+    monkeypatch.setattr(updater.os, "replace", replace)
+    updater.request_update(lay, bundle, "abc")
+    size = bundle.stat().st_size
+    assert events == [("flushed", "incoming.bundle.part", size),
+                      ("renamed", "incoming.bundle.part", lay.incoming.name),
+                      ("flushed", ".request.tmp", 3),
+                      ("renamed", ".request.tmp", lay.request.name),
+                      ("flushed", lay.inbox.name, None)]
+
+
 def test_an_environment_that_cannot_be_built_leaves_the_box_as_it_was(tmp_path, keys, make_bundle):
     lay, system, inst = _box(tmp_path, keys)
 
