@@ -608,9 +608,30 @@ class VM:
                     raise BootPanic(f"the guest's kernel panicked during boot: {panic} (see {self.console})")
                 left = end - time.monotonic()
                 if left <= 0:
-                    raise GuestError(f"the guest's agent did not answer in {timeout:.0f} s (see {self.console})")
+                    raise GuestError(f"the guest's agent did not answer in {timeout:.0f} s (see {self.console}; "
+                                     f"{self._stuck()})")
                 self._cond.wait(min(left, 1.0))
         return float(self.hello["uptime"])
+
+    def _stuck(self) -> str:
+        """What a boot that never answered was doing: QEMU's run state and CPU
+        time, and whether the card had a client and any request of it (a
+        silent console alone does not say which side hung)."""
+        said = []
+        try:
+            self._qmp.settimeout(10)        # a monitor that does not answer must not hang the run
+            said.append(f"QEMU {self.qmp('query-status').get('status')}")
+        except Exception as exc:            # a hung or gone QEMU: say so, and go on
+            said.append(f"QEMU's monitor: {type(exc).__name__}")
+        try:
+            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            said.append(f"{(int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK'):.0f} s of CPU")
+        except (OSError, ValueError, IndexError):
+            pass
+        if self.lossy is not None:
+            said.append(f"card client {'connected' if self.lossy.conn is not None else 'none'}, "
+                        f"card {self.lossy.stats}")
+        return ", ".join(said)
 
     def panic(self) -> str | None:
         """The console's "Kernel panic" line of this boot, if any."""
