@@ -31,18 +31,22 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 HARNESS = Path(__file__).resolve().parents[1] / "tests" / "vm" / "appliance-vm"
+RESULTS = Path(__file__).resolve().with_name("results")
 
 
 class Harness:
-    """One ``appliance-vm`` run in the background; :meth:`summary` waits for its JSON."""
+    """One ``appliance-vm`` run in the background; :meth:`summary` waits for its JSON.
 
-    def __init__(self, *args: str):
-        self.log = tempfile.TemporaryFile("w+")
+    Its whole output is kept in ``bench/results/vm-<label>.log``: an hour's
+    run that fails at its 81st cut must leave more than its last line."""
+
+    def __init__(self, label: str, *args: str):
+        RESULTS.mkdir(exist_ok=True)
+        self.log = open(RESULTS / f"vm-{label}.log", "w+")
         self.proc = subprocess.Popen([sys.executable, str(HARNESS), *args], stdout=self.log,
                                      stderr=subprocess.STDOUT, text=True)
 
@@ -62,13 +66,13 @@ class Harness:
         try:
             summary = json.loads(lines[-1])
         except (IndexError, ValueError):
-            return {"error": f"exit {code}: {out[-800:]}"}
+            return {"error": f"exit {code}: {out[-800:]}", "log": str(self.log.name)}
         summary["exit"] = code
         return summary
 
 
-def harness(*args: str) -> dict:
-    return Harness(*args).summary()
+def harness(label: str, *args: str) -> dict:
+    return Harness(label, *args).summary()
 
 
 def run(quick: bool = False) -> dict:
@@ -80,13 +84,13 @@ def run(quick: bool = False) -> dict:
     out = {}
     for arch in arches:
         if arch != "amd64":
-            out[arch] = harness("--arch", arch)
+            out[arch] = harness(arch, "--arch", arch)
             continue
-        cutting = Harness("--arch", arch, "--power-cuts", cuts)
+        cutting = Harness(arch, "--arch", arch, "--power-cuts", cuts)
         # The second VM starts once the first has built the shared image and
         # wheelhouse (both would build them into the same cache folder).
         cutting.wait_for("vm: run folder")
-        updating = Harness("--arch", arch, "--update-only", "--update-cuts", update_cuts)
+        updating = Harness(arch + "-update", "--arch", arch, "--update-only", "--update-cuts", update_cuts)
         out[arch] = cutting.summary()
         out[arch + "-update"] = updating.summary()
     return out
