@@ -68,3 +68,30 @@ def test_the_clock_on_the_seat_page_and_the_control(browser, clocked, lang, widt
     finally:
         context.close()
     assert not problems, "\n".join(problems)
+
+
+def test_a_tick_of_the_clock_leaves_its_buttons_under_the_finger(browser, clocked):
+    """The running seat's time is drawn again every second; the buttons are
+    not made again with it: a button replaced between a finger's press and
+    its release loses the tap (no click), and "End my turn" would then do
+    nothing one tap in several."""
+    table = clocked
+    context = browser.new_context(locale="en-GB", viewport={"width": 320, "height": 740},
+                                  is_mobile=True, has_touch=True)
+    context.set_default_timeout(WAIT_MS)
+    context.add_init_script(f"localStorage.setItem('companion.seats', JSON.stringify({{'0': '{table.token}'}}))")
+    try:
+        page = context.new_page()
+        page.goto(table.base + "/seat/0")
+        page.wait_for_selector("#clock-section:not([hidden]) li.running .clock-time")
+        page.wait_for_selector("#clock-section button.primary")
+        page.evaluate("() => { window.endButton = document.querySelector('#clock-section button.primary');"
+                      " window.shownTime = document.querySelector('#clock-section li.running .clock-time')"
+                      ".textContent; }")
+        # The running seat's shown second changes: the clock has been drawn again.
+        page.wait_for_function("() => document.querySelector('#clock-section li.running .clock-time')"
+                               ".textContent !== window.shownTime")
+        same = page.evaluate("() => document.querySelector('#clock-section button.primary') === window.endButton")
+        assert same, "the clock's tick made its End my turn button anew"
+    finally:
+        context.close()

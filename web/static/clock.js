@@ -21,6 +21,11 @@
 
   C.turnClock = function (section, opts) {
     var live = null, state = {}, heardAt = 0, timer = null;
+    // Which buttons are shown: draw() runs once a second while a turn runs,
+    // and a button made anew under a finger loses its tap (the press lands
+    // on one element, the release on another: no click).  They are made
+    // again only when they change.
+    var shownButtons = null;
     var msg = h("p", { className: "msg", role: "status", "aria-live": "polite", hidden: true });
     var list = h("ul", { className: "seat-list clock-list" });
     var buttons = h("div", { className: "row" });
@@ -47,6 +52,7 @@
       if (!live || !state.players) {
         section.hidden = !(opts.control && state.game);
         C.replace(list); C.replace(buttons);
+        shownButtons = null;
         return;
       }
       section.hidden = false;
@@ -61,18 +67,23 @@
           h("span", { className: "num clock-time" }, text));
       });
       C.replace(list, rows);
-      var controls = [];
-      var followed = FOLLOWED[state.game];
-      if (!followed && live.turn !== null && (opts.control || opts.me === live.turn)) {
-        controls.push(h("button", { type: "button", className: "primary", onclick: function () { post("/api/clock/end-turn"); } },
-          opts.control ? t("End the turn") : t("End my turn")));
+      var canEnd = !FOLLOWED[state.game] && live.turn !== null && (opts.control || opts.me === live.turn);
+      var canPause = live.turn !== null && (opts.control || opts.me !== null);
+      var which = [canEnd, canPause, live.running].join();
+      if (which !== shownButtons) {
+        shownButtons = which;
+        var controls = [];
+        if (canEnd) {
+          controls.push(h("button", { type: "button", className: "primary", onclick: function () { post("/api/clock/end-turn"); } },
+            opts.control ? t("End the turn") : t("End my turn")));
+        }
+        if (canPause) {
+          controls.push(live.running
+            ? h("button", { type: "button", onclick: function () { post("/api/clock/pause"); } }, t("Pause"))
+            : h("button", { type: "button", onclick: function () { post("/api/clock/resume"); } }, t("Go on")));
+        }
+        C.replace(buttons, controls);
       }
-      if (live.turn !== null && (opts.control || opts.me !== null)) {
-        controls.push(live.running
-          ? h("button", { type: "button", onclick: function () { post("/api/clock/pause"); } }, t("Pause"))
-          : h("button", { type: "button", onclick: function () { post("/api/clock/resume"); } }, t("Go on")));
-      }
-      C.replace(buttons, controls);
       if (live.running && live.turn !== null && left(live.turn) > 0) {
         // Redraw when the running seat's shown second changes, not before.
         var ms = left(live.turn);
