@@ -30,14 +30,20 @@ def clocked(long_table):
         status, _, body = http(table.server.port, "GET", "/api/state")
 
 
-@pytest.mark.parametrize("lang", ["en", "fr"])
-@pytest.mark.parametrize("width", [320, 430])
-def test_the_clock_on_the_seat_page_and_the_control(browser, clocked, lang, width):
-    table = clocked
+def seat_phone(browser, table, lang="en", width=320):
+    """A phone's browser holding seat 0's token, in ``lang``, ``width`` px wide."""
     context = browser.new_context(locale="fr-FR" if lang == "fr" else "en-GB",
                                   viewport={"width": width, "height": 740}, is_mobile=True, has_touch=True)
     context.set_default_timeout(WAIT_MS)
     context.add_init_script(f"localStorage.setItem('companion.seats', JSON.stringify({{'0': '{table.token}'}}))")
+    return context
+
+
+@pytest.mark.parametrize("lang", ["en", "fr"])
+@pytest.mark.parametrize("width", [320, 430])
+def test_the_clock_on_the_seat_page_and_the_control(browser, clocked, lang, width):
+    table = clocked
+    context = seat_phone(browser, table, lang, width)
     try:
         page = context.new_page()
         page.goto(table.base + "/seat/0")
@@ -76,10 +82,7 @@ def test_a_tick_of_the_clock_leaves_its_buttons_under_the_finger(browser, clocke
     its release loses the tap (no click), and "End my turn" would then do
     nothing one tap in several."""
     table = clocked
-    context = browser.new_context(locale="en-GB", viewport={"width": 320, "height": 740},
-                                  is_mobile=True, has_touch=True)
-    context.set_default_timeout(WAIT_MS)
-    context.add_init_script(f"localStorage.setItem('companion.seats', JSON.stringify({{'0': '{table.token}'}}))")
+    context = seat_phone(browser, table)
     try:
         page = context.new_page()
         page.goto(table.base + "/seat/0")
