@@ -19,7 +19,8 @@ The cuts and the updates are two VMs side by side (each installs afresh):
 one after the other they took most of three hours on two cores, the cuts
 ~75 s each with their reboot and the check before opening.
 
-Slow (amd64 ~2.5 h on a 2-core machine; arm64 after it, longer):
+Slow (amd64 ~65 min on a 2-core machine in 2026-11, the updates' VM done
+in the first 25; arm64 after it, an hour more with the image's first build):
 ``python -m bench --vm``; needs root, QEMU, mmdebstrap/debootstrap.
 ``COMPANION_VM_CUTS`` changes the number of cuts; ``COMPANION_VM_ARCHES``
 the architectures (default ``amd64 arm64``).
