@@ -1,4 +1,4 @@
-"""The box's backup file (companion/backup.py): how long and how big.
+"""The box's backup file (appliance/backup.py): how long and how big.
 
     python -m bench --only bench_backup [--quick]
 
@@ -32,8 +32,8 @@ from pathlib import Path
 
 def run(quick: bool = False) -> dict:
     from bench.bench_history import _log
-    from companion import backup
-    from companion.backup import backup_bytes, check_bytes, restore_backup
+    from appliance import backup
+    from appliance.backup import backup_bytes, check_bytes, restore_backup
     from companion.store import Store
     from companion.timeline import replay
 

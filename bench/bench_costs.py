@@ -74,7 +74,7 @@ def percentile(values: list[float], q: float) -> float:
 
 def _companion(*args) -> list[str]:
     exe = Path(sys.executable).with_name("companion")
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "companion.cli"]
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "appliance.cli"]
 
 
 def store_games(data: str, lines: int) -> None:

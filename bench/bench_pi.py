@@ -141,7 +141,7 @@ class _Lines:
 
 
 def _spawn_companion(limit: cpulimit.CpuLimit, data: Path, root: Path = ROOT):
-    cmd = [sys.executable, "-m", "companion.cli", "run", "--mock", "--host", "127.0.0.1", "--port", "0",
+    cmd = [sys.executable, "-m", "appliance.cli", "run", "--mock", "--host", "127.0.0.1", "--port", "0",
            "--data", str(data)]
     env = _env()
     if root != ROOT:    # another revision's files come first on the path (``-m`` puts the cwd first)
@@ -483,7 +483,7 @@ def solve_fight(limit, repeat: int) -> dict:
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "companion.cli", "solve", "fight"], capture_output=True,
+        proc = subprocess.run([sys.executable, "-m", "appliance.cli", "solve", "fight"], capture_output=True,
                               env=_env(), cwd=ROOT, preexec_fn=limit.enter, timeout=600)
         times.append(time.perf_counter() - t0)
         if proc.returncode != 0:

@@ -265,7 +265,7 @@ def run(clients=(1, 10, 50, 100), pushes: int = 100, quick: bool = False) -> dic
         with tempfile.TemporaryDirectory(prefix="bench-push-") as tmp:
             data = Path(tmp)
             (data / "companion.toml").write_text(f"max_streams = {streams}\n")
-            companion, c_port = _start([sys.executable, "-m", "companion.cli", "run", "--mock", "--host", "127.0.0.1",
+            companion, c_port = _start([sys.executable, "-m", "appliance.cli", "run", "--mock", "--host", "127.0.0.1",
                                         "--port", "0", "--data", str(data)], env, "companion: serving")
             bare, b_port = _start([sys.executable, os.path.abspath(__file__), "--serve-bare", str(streams)],
                                   env, "bare: serving")

@@ -20,7 +20,7 @@ DEFAULTS = {
     "port": 8000,
     "name": "companion",        # the friendly name on the network
     "mdns": True,                # advertise it by mDNS (real box only, never with --mock)
-    "wifi": "auto",              # "auto": the box's own Wi-Fi when no known network comes; "own"; "join" (hardware/wifi.py)
+    "wifi": "auto",              # "auto": the box's own Wi-Fi when no known network comes; "own"; "join" (appliance/root/wifi.py)
     "wifi_password": None,       # None: drawn once, kept in <data>/wifi-password (also wifi_ssid, wifi_wait_s, wifi_country, wifi_channel)
     "allowed_hosts": [],         # more host names the web answers to (web/hosts.py; its own are always fine)
     "display": {"driver": "ssd1306", "port": 1, "address": 0x3C, "rotate": 0},

@@ -403,10 +403,10 @@ def create_app(url: str, *, pool_size: int = 8, streams: int = 64, waiters: int 
 
     @app.put("/api/box/backup")
     def box_backup():
-        """The box's latest backup file (companion/backup.py, sent by
+        """The box's latest backup file (appliance/backup.py, sent by
         hub/feeder.py): checked whole as a restore would, then kept, one per
         box (``companion hub backup BOX FILE`` gives it back)."""
-        from companion.backup import MAX_BACKUP_BYTES, BackupError, check_bytes
+        from appliance.backup import MAX_BACKUP_BYTES, BackupError, check_bytes
 
         request.max_content_length = MAX_BACKUP_BYTES
         with db() as conn:

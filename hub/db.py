@@ -168,7 +168,7 @@ MIGRATIONS = [
         PRIMARY KEY (tournament_id, round, tbl)
     );
     """,
-    # 3: each box's latest backup file (companion/backup.py), as the box
+    # 3: each box's latest backup file (appliance/backup.py), as the box
     # sends it: what the organiser restores onto a replacement box.
     """
     CREATE TABLE box_backups (

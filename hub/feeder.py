@@ -23,7 +23,7 @@ client to join a hub.
   session lock, nothing on the render thread).  Failures back off
   exponentially with jitter, 1 s to 5 min.
 * **The box's backup**: after the games, the box's latest backup file
-  (:mod:`companion.backup`: public prefixes only, no PIN, no hub key) is
+  (:mod:`appliance.backup`: public prefixes only, no PIN, no hub key) is
   sent (``PUT /api/box/backup``) when the store or the settings changed
   since the last one the hub took, at most once every ``backup_every``
   seconds (10 min); a hub without the route (an older one) is left alone.
@@ -240,7 +240,7 @@ class Feeder:
         backs off as for the games)."""
         if self.backup_every is None or time.monotonic() < self._next_backup:
             return
-        from companion.backup import BackupError, backup_bytes
+        from appliance.backup import BackupError, backup_bytes
 
         fingerprint = self._fingerprint()
         if fingerprint == self._backup_sent:

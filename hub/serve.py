@@ -16,7 +16,7 @@ import threading
 from waitress import wasyncore
 from waitress.server import create_server
 
-from companion.backup import MAX_BACKUP_BYTES
+from appliance.backup import MAX_BACKUP_BYTES
 
 from .app import close, create_app
 

@@ -70,7 +70,7 @@ cp -r "$repo" "$rel/src" && rm -rf "$rel/src/.venv" "$rel/src/.git"
 # the box never runs (about 2.5 of the 5 minutes this took on an emulated CPU).
 # The lock's pip, not Debian's: an update bundle carries that same pip wheel,
 # and an update links what is the same file for file instead of installing
-# it again (companion/envreuse.py), pip's thousand files included.
+# it again (appliance/envreuse.py), pip's thousand files included.
 python3 -m venv --without-pip "$rel/venv"
 pip_wheel="$(ls /usr/share/python-wheels/pip-*.whl 2>/dev/null | tail -n1)"
 if [ -n "$pip_wheel" ]; then

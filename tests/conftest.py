@@ -54,7 +54,7 @@ def companion_cmd():
     exe = Path(sys.executable).with_name("companion")
     if exe.exists():
         return [str(exe)]
-    return [sys.executable, "-m", "companion.cli"]
+    return [sys.executable, "-m", "appliance.cli"]
 
 
 def pytest_collection_modifyitems(config, items):

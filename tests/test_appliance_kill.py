@@ -59,7 +59,7 @@ GONE = (ConnectionError, httpclient.HTTPException, OSError)     # the child was 
 
 def companion_command() -> list[str]:
     exe = Path(sys.executable).with_name("companion")
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "companion.cli"]
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "appliance.cli"]
 
 
 def spawn(data: Path, stderr) -> subprocess.Popen:

@@ -1,4 +1,4 @@
-"""One backup file of the whole box (companion/backup.py, web/backup.py):
+"""One backup file of the whole box (appliance/backup.py, web/backup.py):
 made on one box, restored on a fresh one, the history, statistics, roster
 and settings are the same as the phones and the box read them; a corrupt,
 truncated, foreign or too-new file is refused with one line and changes
@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from companion import config as cfg
-from companion.backup import (FORMAT_VERSION, MANIFEST, TABLE_SETTINGS, BackupError, finish_pending,
+from appliance.backup import (FORMAT_VERSION, MANIFEST, TABLE_SETTINGS, BackupError, finish_pending,
                               restore_backup, toml_text)
-from companion.cli import main
+from appliance.cli import main
 from companion.session import TableSession
 from companion.store import Store
 from test_web_support import PIN, make_app, pin_headers
@@ -355,7 +355,7 @@ def test_a_bad_file_is_refused_by_the_web_route_and_the_table_goes_on(kind, good
 
 
 def test_a_file_larger_than_a_backup_is_refused_before_it_is_read(tmp_path):
-    from companion.backup import MAX_BACKUP_BYTES
+    from appliance.backup import MAX_BACKUP_BYTES
 
     box = Box(tmp_path / "a")
     try:
@@ -367,7 +367,7 @@ def test_a_file_larger_than_a_backup_is_refused_before_it_is_read(tmp_path):
 
 
 def test_a_restore_cut_short_by_a_power_cut_is_finished_at_the_next_start(tmp_path, good_backup):
-    from companion.backup import stage_restore
+    from appliance.backup import stage_restore
 
     box = played(tmp_path / "box")
     box.close()

@@ -237,7 +237,7 @@ def test_a_scale_that_is_not_ascii_digits_is_a_400(session):
 
 
 def test_run_has_a_dev_anywhere_flag():
-    from companion.cli import build_parser
+    from appliance.cli import build_parser
 
     assert build_parser().parse_args(["run", "--mock", "--dev-anywhere"]).dev_anywhere is True
     assert build_parser().parse_args(["run", "--mock"]).dev_anywhere is False

@@ -1,7 +1,7 @@
 """The appliance's start order: the panel first ("Starting…"), the pins later.
 
 ``companion run`` builds its box with ``pins_later=True`` and claims the
-pins once serving (companion/cli.py, web/serve.py): the panel must never
+pins once serving (appliance/cli.py, web/serve.py): the panel must never
 show a screen that invites a press before a pin can see it, and a press
 asked for meanwhile (the mock box's /dev page) must act once the pins are up.
 """

@@ -27,7 +27,7 @@ STATES = {
 
 @pytest.fixture(scope="module")
 def setup_box(tmp_path_factory):
-    from companion import setup
+    from appliance import setup
     from test_web_support import make_app, make_session, running_server
 
     data = tmp_path_factory.mktemp("setup-box")
@@ -43,7 +43,7 @@ def setup_box(tmp_path_factory):
 @pytest.mark.parametrize("lang", ["en", "fr"])
 @pytest.mark.parametrize("state", sorted(STATES))
 def test_the_setup_page_is_axe_clean_and_fits(browser, setup_box, lang, state):
-    from companion import setup
+    from appliance import setup
 
     base, data = setup_box
     status = data / setup.STATUS

@@ -18,8 +18,8 @@ from pathlib import Path
 import ensurepip
 import pytest
 
-from companion import envreuse
-from companion.updater import Layout, SystemdSystem
+from appliance import envreuse
+from appliance.updater import Layout, SystemdSystem
 
 PIP_WHEELS = sorted(Path(ensurepip.__file__).parent.glob("_bundled/pip-*.whl")) + sorted(
     Path("/usr/share/python-wheels").glob("pip-*.whl"))

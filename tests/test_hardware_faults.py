@@ -216,7 +216,7 @@ def test_companion_run_on_a_machine_without_pins_serves_and_says_so(tmp_path):
     (gpiozero's BadPinFactory) and no I2C bus.  It serves anyway."""
     env = {k: v for k, v in os.environ.items() if k not in ("GPIOZERO_PIN_FACTORY", "NOTIFY_SOCKET")}
     env.update(COMPANION_PIN="2468", PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen([sys.executable, "-m", "companion.cli", "run", "--host", "127.0.0.1", "--port", "0",
+    proc = subprocess.Popen([sys.executable, "-m", "appliance.cli", "run", "--host", "127.0.0.1", "--port", "0",
                              "--data", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=env)
     try:

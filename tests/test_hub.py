@@ -285,7 +285,7 @@ def test_the_pages_speak_french_too(hub_server):
 def test_the_core_and_the_box_feeder_import_no_database_client():
     import sys
 
-    code = ("import sys, companion.cli, hub.feeder; companion.cli.build_parser(); "
+    code = ("import sys, appliance.cli, hub.feeder; appliance.cli.build_parser(); "
             "print(sorted(m for m in ('psycopg', 'openskill', 'flask') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr

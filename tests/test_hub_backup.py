@@ -8,8 +8,8 @@ from __future__ import annotations
 import io
 import zipfile
 
-from companion.backup import restore_backup
-from companion.cli import main
+from appliance.backup import restore_backup
+from appliance.cli import main
 from hub.feeder import Feeder
 from hub_support import add_box, hub_db, hub_server, pg_server  # noqa: F401
 from test_backup import THIRD_MAN, Box, add, bid, pin_headers, scoreboard

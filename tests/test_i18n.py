@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 KEYWORDS = {"_": None, "N_": None, "gettext": None}
 METHODS = [
     ("companion/**.py", "python"), ("hardware/**.py", "python"), ("web/**.py", "python"),
+    ("appliance/**.py", "python"),
     ("web/templates/**.html", "jinja2"), ("hub/templates/**.html", "jinja2"),
 ]
 PLACEHOLDER = re.compile(r"\{(\w*)[^{}]*\}")

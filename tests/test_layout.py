@@ -320,7 +320,7 @@ def test_look_at_the_shared_screens(tmp_path):
 def test_the_wifi_page_is_whole(ssid, password, language, make_box, monkeypatch, tmp_path):
     """Every frame of the Wi-Fi page passes the layout check, and its lines
     hold the network's name and password whole (each cut only into lines)."""
-    from companion import setup, wifi
+    from appliance import setup, wifi
 
     ssid = ssid or wifi.default_ssid("Table de Marc-Antoine Éloïse", "m")
     data = tmp_path / "wifi-data"
@@ -358,8 +358,8 @@ def test_an_abbreviation_drops_two_letters_or_more(name):
 def test_the_setup_screens_are_whole(language, make_box, monkeypatch, tmp_path):
     """Set-up from a phone (hardware/ui/setup.py): every frame of its screens,
     with long accented names, passes the layout check."""
-    from companion import setup, wifi
-    from hardware import setup_root
+    from appliance import setup, wifi
+    from appliance.root import setup_apply as setup_root
 
     data = tmp_path / "setup-data"
     data.mkdir()

@@ -43,7 +43,7 @@ PLAYERS = ["Ann", "Ben", "Chloé", "Dan"]
 
 def companion_command() -> list[str]:
     exe = Path(sys.executable).with_name("companion")
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "companion.cli"]
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "appliance.cli"]
 
 
 def rss_kib(pid: int) -> int:

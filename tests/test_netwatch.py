@@ -1,10 +1,10 @@
-"""A network that comes after the box (issue 22): web/netwatch.py."""
+"""A network that comes after the box (issue 22): appliance/netwatch.py."""
 
 from __future__ import annotations
 
 import threading
 
-from web import netwatch
+from appliance import netwatch
 
 
 def test_a_new_address_is_reported_once_and_a_failing_callback_is_not_fatal():

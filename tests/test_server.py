@@ -201,7 +201,7 @@ def start_companion(tmp_path, *extra, env=None):
     environment = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
     environment.pop("NOTIFY_SOCKET", None) if "NOTIFY_SOCKET" not in (env or {}) else None
     proc = subprocess.Popen(
-        [sys.executable, "-m", "companion.cli", "run", "--host", "127.0.0.1", "--port", "0",
+        [sys.executable, "-m", "appliance.cli", "run", "--host", "127.0.0.1", "--port", "0",
          "--data", str(tmp_path / "data"), *extra],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environment, text=True)
     line = proc.stdout.readline()
@@ -309,7 +309,7 @@ def test_a_busy_port_is_a_one_line_error(tmp_path):
     taken.listen()
     port = taken.getsockname()[1]
     try:
-        result = subprocess.run([sys.executable, "-m", "companion.cli", "run", "--host", "127.0.0.1",
+        result = subprocess.run([sys.executable, "-m", "appliance.cli", "run", "--host", "127.0.0.1",
                                  "--port", str(port), "--data", str(tmp_path)],
                                 capture_output=True, text=True, timeout=20)
     finally:
@@ -322,7 +322,7 @@ def test_a_busy_port_is_a_one_line_error(tmp_path):
 # -- a log that no client writes (issue 21, finding 3) ---------------------------------
 
 HOSTILE_PATH = "/x\x1b]0;owned\x07\x1b[2J\r\nWARNING companion.web: the table PIN is 0000"
-LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"     # companion run's (companion/cli.py)
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"     # companion run's (appliance/cli.py)
 
 
 @pytest.fixture

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from box_support import make_box, mock_factory  # noqa: F401 (fixtures)
-from companion import setup, wifi
-from companion.setup import SetupError
-from hardware import setup_root
-from hardware import wifi as system_wifi
+from appliance import setup, wifi
+from appliance.setup import SetupError
+from appliance.root import setup_apply as setup_root
+from appliance.root import wifi as system_wifi
 
 ZBAR = shutil.which("zbarimg")
 

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from companion import bundle as bundles
-from companion import updater
+from appliance import bundle as bundles
+from appliance import updater
 from companion.errors import StoreError
 from companion.store import Store
-from companion.updater import Installer, Layout
+from appliance.updater import Installer, Layout
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("companion", "hardware", "web", "hub")
@@ -91,7 +91,7 @@ class FakeSystem:
         bin_ = release / "venv" / "bin"
         bin_.mkdir(parents=True)
         script = bin_ / "companion"
-        script.write_text(f"#!/bin/sh\nPYTHONPATH={release / 'src'} exec {sys.executable} -m companion.cli \"$@\"\n")
+        script.write_text(f"#!/bin/sh\nPYTHONPATH={release / 'src'} exec {sys.executable} -m appliance.cli \"$@\"\n")
         script.chmod(0o755)
 
     def stop(self):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from companion import updater
+from appliance import updater
 from companion.session import TableSession
 from companion.store import Store
 from box_support import make_box, mock_factory  # noqa: F401 (fixtures)

@@ -333,7 +333,7 @@ def test_mock_mode_listens_on_loopback_unless_told_otherwise(tmp_path):
     import re
     import signal
 
-    proc = subprocess.Popen([sys.executable, "-m", "companion.cli", "run", "--mock", "--port", "0",
+    proc = subprocess.Popen([sys.executable, "-m", "appliance.cli", "run", "--mock", "--port", "0",
                              "--data", str(tmp_path / "data")],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

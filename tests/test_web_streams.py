@@ -7,7 +7,7 @@ import threading
 import time
 
 from test_web_support import make_app, pin_headers
-from web import sdnotify
+from appliance import sdnotify
 from web.streams import KEEPALIVE, Hub, Mailbox, StreamSlots, sse_event
 
 

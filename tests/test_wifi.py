@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from box_support import make_box, mock_factory  # noqa: F401 (fixtures)
-from companion import setup, wifi
-from hardware import wifi as system_wifi
+from appliance import setup, wifi
+from appliance.root import wifi as system_wifi
 
 # -- the decision: with a known network, nothing changes -------------------------------------
 

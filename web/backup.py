@@ -4,7 +4,7 @@
     GET  /api/backup             the backup file (PIN)
     POST /api/backup/restore     restore the file sent as the body (PIN)
 
-The file is :mod:`companion.backup`'s: only what the PIN may read (the PIN
+The file is :mod:`appliance.backup`'s: only what the PIN may read (the PIN
 is on the box for the whole table), so its bytes are the same whatever the
 secrets and the PIN (tests/test_two_worlds.py).  A restore is checked
 whole before anything is written; a good one is staged beside the store
@@ -22,7 +22,7 @@ from pathlib import Path
 from flask import Blueprint, Response, current_app, jsonify, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from companion.backup import MAX_BACKUP_BYTES, BackupError, backup_bytes, stage_restore
+from appliance.backup import MAX_BACKUP_BYTES, BackupError, backup_bytes, stage_restore
 from companion.i18n import N_
 
 from .api import client, credentials

@@ -1,6 +1,6 @@
 """The captive portal of the box's own Wi-Fi (issue 23).
 
-When the box runs its own network (hardware/wifi.py: ``wifi.json`` says
+When the box runs its own network (appliance/root/wifi.py: ``wifi.json`` says
 "own"), its DNS answers every name with the box and port 80 on the radio
 leads here.  A phone that joins asks a well-known address whether the
 network reaches the internet; any answer other than the expected one makes
@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 from flask import Blueprint, Response, current_app, request
 from markupsafe import escape
 
-from companion import setup, wifi
+from appliance import setup, wifi
 
 from .hosts import split_host
 

@@ -64,11 +64,11 @@ from waitress.server import TcpWSGIServer
 from waitress.task import ThreadedTaskDispatcher
 
 from companion import names
-from companion.backup import MAX_BACKUP_BYTES
+from appliance.backup import MAX_BACKUP_BYTES
 from companion.i18n import gettext
 from companion.limits import MAX_IMPORT_BYTES
 
-from . import netwatch, sdnotify
+from appliance import netwatch, sdnotify
 from .app import create_app
 from .auth import new_pin
 from .errors import JsonErrorTask
@@ -726,9 +726,9 @@ def interface_addresses() -> list[str]:
 
 
 def box_address(config: dict | None = None) -> str:
-    """The box's address for phones: on its own Wi-Fi (companion/wifi.py,
+    """The box's address for phones: on its own Wi-Fi (appliance/wifi.py,
     no route out there), else the one its route out uses."""
-    from companion.wifi import own_status
+    from appliance.wifi import own_status
 
     own = own_status((config or {}).get("data_dir"))
     return own.address if own is not None else lan_address()
@@ -755,7 +755,7 @@ def run(args, parts, start_extras=None) -> int:
     """``companion run [--mock] [--host H] [--port P] [--data DIR] [--config FILE] [--dev-server]``.
 
     ``parts``: the config, store, session and box (or None), already
-    started by :func:`companion.cli.cmd_run` — the box before this module
+    started by :func:`appliance.cli.cmd_run` — the box before this module
     (Flask, waitress) is even imported, so its first frame comes sooner.
     ``start_extras(app, store, session, config)``, if given, is called once the
     server is listening and returns the function that stops what it started

@@ -5,12 +5,12 @@
     POST /api/setup     X-Table-Pin; JSON {"name", "language", "timezone",
                         "ssid", "password", "ssh_key"}, each optional
 
-Only while the box is in set-up mode (companion/setup.py: fresh, or "Reset
+Only while the box is in set-up mode (appliance/setup.py: fresh, or "Reset
 settings" on its buttons): otherwise POST is refused (409) and the page
 says how to get there.  Every field is checked before anything is done; one
 bad field refuses the whole request with a one-line message, and nothing
 changes.  The name and language go into ``companion.toml`` at once; the
-rest is for root (hardware/setup_root.py) as request files in the data
+rest is for root (appliance/root/setup_apply.py) as request files in the data
 folder, which root checks again.
 
 What GET shows (the networks in reach, the join's outcome, the box's new
@@ -25,9 +25,9 @@ from pathlib import Path
 
 from flask import Blueprint, jsonify, request
 
-from companion import setup as core
+from appliance import setup as core
 from companion.i18n import LANGUAGES, N_
-from companion.settings_file import save_setting
+from appliance.settings_file import save_setting
 
 from .api import client, credentials
 from .app import companion

@@ -5,7 +5,7 @@
     POST /api/update      a bundle (the request body, X-Table-Pin): 202 {request}
 
 The PIN lets a phone *ask* for an update and nothing more: the bundle is
-dropped into the service's inbox (companion/updater.py) and the root unit
+dropped into the service's inbox (appliance/updater.py) and the root unit
 checks its signature against the box's release keys before anything in it
 runs.  The result is public like everything else the box shows: it holds no
 secret and does not depend on the PIN.
@@ -19,7 +19,7 @@ from pathlib import Path
 from flask import Blueprint, jsonify, request
 from werkzeug.exceptions import ClientDisconnected, RequestEntityTooLarge
 
-from companion import updater
+from appliance import updater
 from companion.i18n import N_, gettext
 
 from .api import client, credentials

@@ -46,7 +46,7 @@ from pathlib import Path
 from companion import games
 from companion.i18n import LANGUAGES, _, normalise, set_language
 from companion.roster import Roster
-from companion.settings_file import save_setting  # noqa: F401  (also the Language and Speak rows')
+from appliance.settings_file import save_setting  # noqa: F401  (also the Language and Speak rows')
 from companion.timeline import MAX_NAME
 
 from .. import draw as d
@@ -402,7 +402,7 @@ class JoinScreen(Layer):
     """The table's address as a QR code (2 px per module) and the PIN
     (left out on the web mirror: the PIN is for the people at the table).
 
-    While the box runs its own Wi-Fi (companion/wifi.py) the screen opens on
+    While the box runs its own Wi-Fi (appliance/wifi.py) the screen opens on
     the network's QR code (``WIFI:T:WPA;S:…;P:…;;``: a phone's camera joins
     it, and the phone's sign-in window then opens the scoreboard by itself);
     OK turns to the address and PIN and back, BACK closes.  The Wi-Fi page
@@ -502,9 +502,9 @@ def _chunks(text: str, font, width: int, lines: int) -> list[str]:
 
 
 def own_wifi(app):
-    """The box's own Wi-Fi (a :class:`companion.wifi.Status`) or None: read
+    """The box's own Wi-Fi (a :class:`appliance.wifi.Status`) or None: read
     from the data folder's ``wifi.json`` (one ``stat`` when unchanged)."""
-    from companion.wifi import own_status
+    from appliance.wifi import own_status
 
     try:
         return own_status(app.config.get("data_dir"))

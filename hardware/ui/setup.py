@@ -1,4 +1,4 @@
-"""Set-up from a phone, on the panel (companion/setup.py has the why).
+"""Set-up from a phone, on the panel (appliance/setup.py has the why).
 
 While the box is in set-up mode it shows :class:`SetupScreen`, drawn from
 the data folder's files at every frame (one ``stat`` each when unchanged):
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 
-from companion import setup as core
+from appliance import setup as core
 from companion.i18n import _
 
 from .. import draw as d

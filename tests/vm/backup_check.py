@@ -22,7 +22,7 @@ import time
 
 ASIDE = "/var/lib/companion-before-restore"
 SETTINGS = ("import json, sys; from pathlib import Path; from companion import config; "
-            "from companion.backup import TABLE_SETTINGS; c = config.load(Path(sys.argv[1])); "
+            "from appliance.backup import TABLE_SETTINGS; c = config.load(Path(sys.argv[1])); "
             "print(json.dumps({k: c.get(k) for k in TABLE_SETTINGS}, sort_keys=True))")
 
 

@@ -40,7 +40,7 @@ def make_bundles(workdir: Path, arch: str, say) -> dict:
     # The repository's own environment (the README's test command makes it)
     # has what `companion bundle` needs (cryptography); else this Python.
     venv = vmlib.REPO / ".venv/bin/python"
-    companion = [str(venv) if venv.exists() else sys.executable, "-m", "companion.cli"]
+    companion = [str(venv) if venv.exists() else sys.executable, "-m", "appliance.cli"]
     key, other = out / "release.pem", out / "other.pem"
     public = subprocess.run([*companion, "bundle", "--new-key", str(key)], check=True,
                             capture_output=True, text=True).stdout.strip()
@@ -228,7 +228,7 @@ def check(run, cuts: int, say) -> dict:
     act(1)
     seen.add(current(vm))
     # What both releases have of the same wheels is one file on the card,
-    # linked (companion/envreuse.py), not installed again: pip's thousand
+    # linked (appliance/envreuse.py), not installed again: pip's thousand
     # files the plainest case, since install.sh puts the lock's pip in and
     # every bundle carries it.  A bundle whose pip differs from the box's
     # would install it afresh at every update, a minute of a Pi's.

@@ -38,8 +38,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
-from companion.setup import BACK_WITHIN_S  # noqa: E402  (pure, standard library only)
-from companion.wifi import parse_wifi_qr  # noqa: E402  (pure, standard library only)
+from appliance.setup import BACK_WITHIN_S  # noqa: E402  (pure, standard library only)
+from appliance.wifi import parse_wifi_qr  # noqa: E402  (pure, standard library only)
 
 TOML = "/var/lib/companion/companion.toml"
 LIMIT_S = 20.0
@@ -512,7 +512,7 @@ def setup_round(vm, say, phone_if: str, box_if: str, home_phy: str, toml: str) -
     vm.sh("systemctl stop companion-wifi")
     vm.sh(f"nmcli connection delete {HOME_SSID} 2>/dev/null")
     start_home(vm, home_phy)
-    # "Reset settings" on the box's buttons does this (companion/setup.py: reset).
+    # "Reset settings" on the box's buttons does this (appliance/setup.py: reset).
     vm.put(TOML, toml.encode(), mode=0o600)
     vm.must(f"rm -f {data}/setup-status.json {data}/setup-join.json {data}/wifi-networks.json && "
             f"printf '{{\"done\": false}}\\n' > {data}/setup.json && "

@@ -2,7 +2,7 @@
 
 Runs as root in its own unit (``systemd/companion-wifi.service``), apart from
 the companion's hardened service, which needs no privilege for it.  At the
-start it decides (:func:`companion.wifi.decide`): with ``wifi = "auto"`` it
+start it decides (:func:`appliance.wifi.decide`): with ``wifi = "auto"`` it
 waits up to ``wifi_wait_s`` for the radio to reach a network the system
 knows; if one comes, it does nothing at all and the box is exactly as it
 was before this feature.  Otherwise (or with ``wifi = "own"``) it raises the
@@ -40,10 +40,10 @@ import threading
 import time
 from pathlib import Path
 
-from companion import setup
-from companion import wifi as core
+from appliance import setup
+from appliance import wifi as core
 
-from . import setup_root
+from . import setup_apply as setup_root
 
 log = logging.getLogger("hardware.wifi")
 
@@ -98,7 +98,7 @@ def dnsmasq_conf(ifname: str, port: int, leases: Path) -> str:
     """hostapd's companion: DHCP and a DNS that knows one address, the box's."""
     first, last = core.DHCP_RANGE
     lines = [
-        "# made by companion wifi (hardware/wifi.py) at each start",
+        "# made by companion wifi (appliance/root/wifi.py) at each start",
         f"interface={ifname}",
         "bind-interfaces",
         f"listen-address={core.ADDRESS}",
@@ -122,7 +122,7 @@ def hostapd_conf(ifname: str, ssid: str, password: str, country: str | None = No
     to the end of its line."""
     core.check_password(password)
     lines = [
-        "# made by companion wifi (hardware/wifi.py) at each start",
+        "# made by companion wifi (appliance/root/wifi.py) at each start",
         f"interface={ifname}",
         "driver=nl80211",
         f"ssid2={ssid.encode('utf-8').hex()}",
@@ -278,7 +278,7 @@ class AccessPoint:
     def _up_networkmanager(self) -> None:
         self.backend = "networkmanager"
         self.nm_dnsmasq_dir.mkdir(parents=True, exist_ok=True)
-        conf = "# made by companion wifi (hardware/wifi.py); removed when it stops\n"
+        conf = "# made by companion wifi (appliance/root/wifi.py); removed when it stops\n"
         conf += "\n".join(dns_lines(self.settings.port)) + "\n"
         (self.nm_dnsmasq_dir / NM_DNSMASQ_FILE).write_text(conf)
         delete, add, up = nm_commands(self.ifname, self.settings.ssid, self.password, self.settings.channel)
@@ -384,7 +384,7 @@ def main(data_dir: Path, config: dict, system: System | None = None, stop: threa
         print(f"companion wifi: {exc}", file=sys.stderr)
         return 2
     radio = find_radio(SYS_NET)
-    # Set-up mode (companion/setup.py): the box raises its own network
+    # Set-up mode (appliance/setup.py): the box raises its own network
     # whatever the setting, since a phone is how it gets its settings.
     setup_mode = setup.in_setup_mode(data_dir)
     mode = "own" if setup_mode else settings.mode

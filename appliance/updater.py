@@ -43,8 +43,8 @@ from pathlib import Path
 
 from . import bundle as bundles
 from . import envreuse
-from .errors import CompanionError
-from .i18n import N_
+from companion.errors import CompanionError
+from companion.i18n import N_
 
 HEALTH_S = 180       # the new version reports ready and stays up within this
 SETTLE_S = 15        # up with no restart for this long after it reported ready
@@ -182,7 +182,7 @@ class SystemdSystem:
         """The release's own environment: exactly the bundle's wheels, no network.
 
         What the running release (``running``) already has of those wheels,
-        file for file, is carried over (:mod:`companion.envreuse`); pip
+        file for file, is carried over (:mod:`appliance.envreuse`); pip
         installs the rest, run from the new environment itself or, before it
         has one, from the bundle's own pip wheel.
         """

@@ -1,10 +1,10 @@
-"""Set-up from a phone: the root side (companion/setup.py has the why).
+"""Set-up from a phone: the root side (appliance/setup.py has the why).
 
 Two parts, both run as root, both reading the web side's request files as
 hostile input (checked again with the same functions, passed to commands
 as argument lists, never through a shell):
 
-* :func:`join`: called by ``companion wifi`` (hardware/wifi.py) while it
+* :func:`join`: called by ``companion wifi`` (appliance/root/wifi.py) while it
   holds the box's own network in set-up mode: the access point down, the
   chosen network tried with NetworkManager, and on failure the access point
   up again and the reason written ("wrong password" apart from "not found");
@@ -22,8 +22,8 @@ import shutil
 import time
 from pathlib import Path
 
-from companion import setup as core
-from companion.setup import SetupError
+from appliance import setup as core
+from appliance.setup import SetupError
 
 log = logging.getLogger("hardware.setup")
 
@@ -209,7 +209,7 @@ def main(data_dir: Path, system=None) -> int:
     if core.in_setup_mode(data_dir) and shutil.which("systemctl"):
         # Not running (it had joined a network), or running for another
         # reason (``wifi = "own"``): it decides set-up mode at its start.
-        from companion.wifi import read_status
+        from appliance.wifi import read_status
 
         wifi = read_status(data_dir)
         rc, _out = system.run(["systemctl", "is-active", "--quiet", "companion-wifi.service"], timeout=15)

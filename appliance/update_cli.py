@@ -24,8 +24,8 @@ from pathlib import Path
 
 from . import bundle as bundles
 from . import updater
-from .errors import CompanionError
-from .i18n import _, gettext
+from companion.errors import CompanionError
+from companion.i18n import _, gettext
 
 WAIT_S = 30 * 60     # the command line waits at most this for the root unit's answer
 # Where the wheels of a bundle come from: pip's platform tags per machine, every
@@ -70,7 +70,7 @@ def _layout(args) -> updater.Layout:
 
 
 def cmd_self_check(args) -> int:
-    from . import config as cfg
+    from companion import config as cfg
     from . import selfcheck
 
     data_dir = Path(args.data) if args.data else cfg.default_data_dir()
@@ -136,7 +136,7 @@ def cmd_bundle(args) -> int:
         print(_("companion: bundle needs OUT and --key (or COMPANION_RELEASE_KEY)"), file=sys.stderr)
         return 2
     key = bundles.load_private(Path(key_path))
-    from . import __version__
+    from companion import __version__
 
     source = Path(args.source) if args.source else Path(__file__).resolve().parents[1]
     if not (source / "pyproject.toml").exists():

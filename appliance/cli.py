@@ -6,7 +6,7 @@
                                    finished games as BG Stats plays or CSV rows
     companion games                list stored games, newest first
     companion backup [--data DIR] FILE    one file: games, roster, settings, Wi-Fi password
-    companion restore FILE [--data DIR]   put such a file back (companion/backup.py)
+    companion restore FILE [--data DIR]   put such a file back (appliance/backup.py)
     companion run [--mock] ...     run the appliance (buttons, screen, web)
     companion solve fight ...      solve FIGHT? for two players
     companion hub serve|add-box|…  the club hub (see hub/cli.py)
@@ -25,12 +25,12 @@ import os
 import sys
 from pathlib import Path
 
-from . import config as cfg
-from .errors import ActionError, CompanionError
-from .i18n import _, set_language, translate_error
-from .limits import MAX_IMPORT_BYTES, MAX_IMPORT_LINES, MAX_STORED_INT
-from .text import visible
-from .timeline import ReplayError, replay
+from companion import config as cfg
+from companion.errors import ActionError, CompanionError
+from companion.i18n import _, set_language, translate_error
+from companion.limits import MAX_IMPORT_BYTES, MAX_IMPORT_LINES, MAX_STORED_INT
+from companion.text import visible
+from companion.timeline import ReplayError, replay
 
 
 class _Parser(argparse.ArgumentParser):
@@ -148,8 +148,8 @@ def _decoded_lines(data: bytes):
 
 
 def _store(args):
-    from .limits import StoreLimits
-    from .store import Store
+    from companion.limits import StoreLimits
+    from companion.store import Store
 
     data_dir = Path(args.data) if args.data else cfg.default_data_dir()
     try:
@@ -191,7 +191,7 @@ def _export_plays(args) -> int:
     GAME: that one game only."""
     from datetime import date
 
-    from . import plays
+    from companion import plays
 
     days = []
     for flag, text in (("--from", args.since), ("--to", args.until)):
@@ -230,7 +230,7 @@ def cmd_import(args) -> int:
     """Store a log file as a new game, finished or not (resume it from the box
     or the phone to go on).  Checked first exactly like ``replay``: exit 2 and
     ``line N: ...`` on the first bad line, and nothing is stored."""
-    from .exports import decoded_lines, store_timeline
+    from companion.exports import decoded_lines, store_timeline
 
     try:
         data = _read_limited(args.file)
@@ -338,9 +338,9 @@ def _run_box_first(args) -> int:
     import logging
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    from .limits import StoreLimits
-    from .session import TableSession
-    from .store import Store
+    from companion.limits import StoreLimits
+    from companion.session import TableSession
+    from companion.store import Store
 
     data_dir = Path(args.data) if getattr(args, "data", None) else cfg.default_data_dir()
     config = cfg.load(data_dir, getattr(args, "config", None))
@@ -374,13 +374,13 @@ def _run_box_first(args) -> int:
     if code == RESTART_EXIT and not os.environ.get("INVOCATION_ID"):
         # A restore from the web page on a companion that systemd does not
         # run (a laptop, a terminal): start again in place, as the unit would.
-        os.execv(sys.executable, [sys.executable, "-m", "companion.cli", *sys.argv[1:]])
+        os.execv(sys.executable, [sys.executable, "-m", "appliance.cli", *sys.argv[1:]])
     return code
 
 
 def _update_notice(store, data_dir: Path, config: dict) -> None:
     """An update that was rolled back says so on the panel and the phones, once."""
-    from .i18n import gettext
+    from companion.i18n import gettext
     from .updater import Layout, start_notice
 
     try:
@@ -417,25 +417,25 @@ def _start_box(session, config: dict, mock: bool):
 
 
 def cmd_wifi(args) -> int:
-    """The box's own Wi-Fi (hardware/wifi.py): run by companion-wifi.service."""
+    """The box's own Wi-Fi (appliance/root/wifi.py): run by companion-wifi.service."""
     import logging
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    from hardware.wifi import main as wifi_main
+    from appliance.root.wifi import main as wifi_main
 
     data_dir = Path(args.data) if args.data else cfg.default_data_dir()
     return wifi_main(data_dir, cfg.load(data_dir, args.config))
 
 
 def cmd_setup_apply(args) -> int:
-    """Set-up from a phone, the root side (hardware/setup_root.py): run by companion-setup.service."""
-    from hardware.setup_root import main as setup_main
+    """Set-up from a phone, the root side (appliance/root/setup_apply.py): run by companion-setup.service."""
+    from appliance.root.setup_apply import main as setup_main
 
     return setup_main(Path(args.data) if args.data else cfg.default_data_dir())
 
 
 def cmd_solve(args) -> int:
-    from .fight_solver import solve_cli
+    from companion.fight_solver import solve_cli
 
     return solve_cli([args.game, *args.rest])
 

@@ -51,10 +51,10 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import __version__
-from .errors import CompanionError
-from .i18n import N_
-from .limits import MAX_GAME_LINES
+from companion import __version__
+from companion.errors import CompanionError
+from companion.i18n import N_
+from companion.limits import MAX_GAME_LINES
 
 FORMAT = "companion-backup"
 FORMAT_VERSION = 1
@@ -165,7 +165,7 @@ _PREFIX_KEPT = 50_000
 
 
 def _public_prefix(lines: list[str]) -> list[str]:
-    from .exports import public_prefix
+    from companion.exports import public_prefix
 
     key = hashlib.sha256("\n".join(lines).encode("utf-8", "surrogatepass")).digest()
     known = _PREFIX_LENGTHS.get(key)
@@ -340,10 +340,10 @@ def _member_json(zf: zipfile.ZipFile, name: str, limit: int):
 def _parse_content(content: dict[str, bytes]) -> dict:
     """Every part checked: each log replays, each game's facts agree with
     its log, names are names, settings are the table's and valid."""
-    from .exports import decoded_lines
-    from .stats import player_key
-    from .text import unsafe_char
-    from .timeline import ReplayError, replay
+    from companion.exports import decoded_lines
+    from companion.stats import player_key
+    from companion.text import unsafe_char
+    from companion.timeline import ReplayError, replay
 
     def load(name, default=None):
         if name not in content:
@@ -444,7 +444,7 @@ def _setting_ok(key: str, value) -> bool:
     if key == "wifi_country":
         return isinstance(value, str) and len(value) == 2 and value.isascii() and value.isalpha()
     if key in ("language", "name", "wifi_ssid"):
-        from .text import unsafe_char
+        from companion.text import unsafe_char
         return isinstance(value, str) and 1 <= len(value) <= 63 and not unsafe_char(value)
     return False
 
@@ -485,7 +485,7 @@ def stage_restore(src: Path, data_dir: Path, *, now=time.time) -> BackupInfo:
 
 
 def _build(stage: Path, data_dir: Path, content: dict) -> None:
-    from .store import Store, _put_summary, _size, dump_action, summary_of
+    from companion.store import Store, _put_summary, _size, dump_action, summary_of
 
     store = Store(stage, clock=lambda: 0.0)
     try:
@@ -530,7 +530,7 @@ def _build(stage: Path, data_dir: Path, content: dict) -> None:
 
 
 def _key(name: str) -> str:
-    from .stats import player_key
+    from companion.stats import player_key
     return player_key(name)
 
 

@@ -34,8 +34,8 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from .errors import CompanionError
-from .i18n import N_
+from companion.errors import CompanionError
+from companion.i18n import N_
 
 DOMAIN = b"companion-bundle-v1\0"
 TRAILER = b"\ncompanion-bundle-signature-v1\n"

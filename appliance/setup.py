@@ -14,7 +14,7 @@ is never in set-up mode unless someone resets it on its buttons.
 The companion's own service is not root and keeps its hardening; joining a
 network, the time zone, the host name and SSH need root.  So the web side
 (the table PIN) only writes validated request files into the data folder,
-and the root side (hardware/setup_root.py) reads them as hostile input,
+and the root side (appliance/root/setup_apply.py) reads them as hostile input,
 checks them again with the same functions, and writes what happened:
 
 * ``setup-join.json``: ``{"ssid", "password"}``: read by ``companion wifi``
@@ -40,7 +40,7 @@ import re
 import struct
 from pathlib import Path
 
-from .i18n import LANGUAGES, N_
+from companion.i18n import LANGUAGES, N_
 
 RECORD = "setup.json"
 JOIN_REQUEST = "setup-join.json"

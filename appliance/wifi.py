@@ -5,7 +5,7 @@ phones cannot reach it; guest networks often keep phones apart too.  So the
 box may raise its own access point: WPA2, a per-box password, DHCP, every
 DNS name answered with the box, no internet.  This module holds what that
 decision and those settings are, with no system call in it; running
-NetworkManager or hostapd and dnsmasq is :mod:`hardware.wifi`'s job (as
+NetworkManager or hostapd and dnsmasq is :mod:`appliance.root.wifi`'s job (as
 root, in its own unit: the companion's own service keeps its hardening).
 
 The two sides talk through two files of the data folder:

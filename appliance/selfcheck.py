@@ -13,10 +13,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .errors import CompanionError
-from .i18n import N_
+import companion
+from companion.errors import CompanionError
+from companion.i18n import N_
 
-SAMPLES = Path(__file__).with_name("samples")
+SAMPLES = Path(companion.__file__).with_name("samples")     # the core's public samples
 
 
 class SelfCheckFailed(CompanionError):
@@ -48,7 +49,7 @@ def mismatch(got, want, path="state"):
 
 def check_samples() -> int:
     """Replay every packaged sample; the number replayed, or SelfCheckFailed."""
-    from .timeline import ReplayError, replay
+    from companion.timeline import ReplayError, replay
 
     samples = sorted(SAMPLES.glob("*.jsonl"))
     if not samples:
@@ -67,7 +68,7 @@ def check_samples() -> int:
 
 def check(data_dir: Path) -> str:
     """The whole check; a one-line summary, or SelfCheckFailed / the store's own error."""
-    from .store import Store
+    from companion.store import Store
 
     store = Store(data_dir)
     try:
