@@ -72,7 +72,7 @@ class MockTable:
 def world(tmp_path):
     """``world(name="table")`` -> (session, box, client): a :class:`MockTable`
     of its own under the test's folder, served by the web app (mock mode)."""
-    from test_web_support import make_app
+    from web_support import make_app
 
     made = []
 

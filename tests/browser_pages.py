@@ -1,5 +1,5 @@
-"""Long games for the phone-page checks (tests/test_browser_fit.py and
-tests/test_browser_axe.py): every game in progress with the longest names
+"""Long games for the phone-page checks (tests/browser/test_browser_fit.py and
+tests/browser/test_browser_axe.py): every game in progress with the longest names
 the box accepts, and many rounds of history; and the in-page checks.
 
 A game is made by playing legal actions (test_fuzz_games.plausible, kept

@@ -1,7 +1,7 @@
 """The one real browser every browser test module shares: a pytest plugin.
 
 A module that drives chromium says ``pytest_plugins = ["browser_support"]``
-after checking that the browser is there (tests/test_browser.py's skip
+after checking that the browser is there (tests/browser/test_browser.py's skip
 rules, which also name the browser and its flags).  Playwright's sync API
 allows one instance at a time, so the session-scoped ``browser`` must be
 defined once for the whole run, not once per module: loaded as a plugin,
@@ -28,12 +28,12 @@ def browser():
 
 @pytest.fixture(scope="session")
 def long_table(tmp_path_factory):
-    """One box for the page checks (tests/test_browser_fit.py, _axe.py): a
+    """One box for the page checks (tests/browser/test_browser_fit.py, _axe.py): a
     finished game (statistics) and every game imported with long names and
     many rounds; ``long_table.play(game)`` makes that one the game at the table."""
     from browser_pages import GAMES, finished_game, jsonl, long_game
     from test_browser import Table
-    from test_web_support import http, pin_headers
+    from web_support import http, pin_headers
 
     table = Table(tmp_path_factory.mktemp("long-table"))
     ids = {}

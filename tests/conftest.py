@@ -1,4 +1,17 @@
-"""Shared fixtures: where the test data is, a fresh store and session per test."""
+"""Shared fixtures: where the test data is, a fresh store and session per test.
+
+The tests stand in tiers, one folder each (docs/testing.md):
+
+    tests/core/     the table's logic and the lifecycle on a fake root: no box, no web, no browser
+    tests/box/      the buttons and the panel (gpiozero's mock pins, luma's devices)
+    tests/web/      the phones' side: routes, streams, serving, secrecy
+    tests/browser/  the pages in Chromium (Playwright) and axe-core
+    tests/hub/      the club hub on a PostgreSQL server of its own
+    tests/system/   the units, the image's card, whole processes killed
+
+The helpers the tiers share (``box_support``, ``web_support``...) stay here,
+beside this file, which puts this folder on the import path.
+"""
 
 from __future__ import annotations
 
@@ -23,8 +36,16 @@ settings.load_profile("companion")
 # clock (companion.hints.BUDGET_S), its process's start included, which a
 # loaded machine stretches with nothing wrong.  A worker a test makes without
 # a budget of its own gets this ceiling for a hung search instead; the budget
-# itself is tested with budgets of its own (tests/test_hint_worker.py).
+# itself is tested with budgets of its own (tests/box/test_hint_worker.py).
 hints.BUDGET_S = 120.0
+
+# The shared helpers, from any tier; and each tier's folder, since a few
+# tests take a helper from a test module of another tier (the browser's
+# pages from tests/web/test_pages.py...), as pytest itself imports them: by
+# their file's name, which stays unique across the tiers.
+_HERE = Path(__file__).resolve().parent
+for _folder in (_HERE, *(_HERE / tier for tier in ("core", "box", "web", "browser", "hub", "system"))):
+    sys.path.insert(0, str(_folder))
 
 ROOT = Path(__file__).resolve().parents[1]
 # The public replay samples, kept in the repository (see their README).

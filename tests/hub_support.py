@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from test_web_support import serving
+from web_support import serving
 
 
 def postgres_bin() -> Path | None:

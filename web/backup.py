@@ -6,7 +6,7 @@
 
 The file is :mod:`appliance.backup`'s: only what the PIN may read (the PIN
 is on the box for the whole table), so its bytes are the same whatever the
-secrets and the PIN (tests/test_two_worlds.py).  A restore is checked
+secrets and the PIN (tests/web/test_two_worlds.py).  A restore is checked
 whole before anything is written; a good one is staged beside the store
 and the companion restarts to swap it in (the store is never replaced
 under the running table): ``companion run`` finishes it at its start.
@@ -31,7 +31,7 @@ from .errors import ApiError
 
 bp = Blueprint("backup", __name__)
 
-# Texts the page's script shows (boot.texts; tests/test_i18n.py finds them here).
+# Texts the page's script shows (boot.texts; tests/box/test_i18n.py finds them here).
 JS_TEXTS = [N_("Enter the table PIN first."), N_("Choose a backup file first."), N_("Sending…"),
             N_("Downloaded."), N_("Restored {games} games: the box restarts now."),
             N_("The box does not answer: try again.")]

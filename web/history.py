@@ -545,7 +545,7 @@ def _player_stats() -> list[dict]:
 
 # Every text history.js and stats.js build, in English (the catalogue's msgid);
 # the page carries {english: translated} in its boot data, as web/pages.py does.
-# (tests/test_history_web.py checks that every t("...") of both scripts is here.)
+# (tests/web/test_history_web.py checks that every t("...") of both scripts is here.)
 JS_TEXTS = [
     N_("Step {k} of {n}"), N_("line {n}"), N_("New game: {players}"), N_("Undo"),
     N_("hidden"), N_("{name}: {action}"), N_("Wins"), N_("Average score"),

@@ -42,7 +42,7 @@ STATIC = Path(__file__).with_name("static")
 
 # Every text the pages' scripts build, in English (the catalogue's msgid).
 # The page carries {english: translated} for its language; scripts call
-# t("english {param}", {param: ...}).  tests/test_pages.py checks that every
+# t("english {param}", {param: ...}).  tests/web/test_pages.py checks that every
 # t("...") in web/static/*.js is listed here, so the catalogue misses none.
 JS_TEXTS = [
     # live connection
