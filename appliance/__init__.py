@@ -17,3 +17,6 @@ This package is everything that keeps the appliance alive:
 
 It imports the core; the core never imports it.  See docs/architecture.md.
 """
+
+# The machines a box runs on, which a bundle is made for (appliance/release.py).
+MACHINES = ("aarch64", "x86_64")

@@ -54,6 +54,8 @@ from pathlib import Path
 from companion import __version__
 from companion.errors import CompanionError
 from companion.i18n import N_
+from companion.config import default_data_dir
+from companion.i18n import _
 from companion.limits import MAX_GAME_LINES
 
 FORMAT = "companion-backup"
@@ -634,3 +636,21 @@ def _toml_value(value) -> str:
     if isinstance(value, dict):
         return "{" + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()) + "}"
     raise BackupError(N_("the settings file of this box has a layout the restore cannot rewrite"))
+
+
+# -- companion backup / companion restore ------------------------------------------------
+def backup_command(args) -> int:
+    data_dir = Path(args.data) if args.data else default_data_dir()
+    info = write_backup(data_dir, Path(args.file))
+    print(_("Backup written: {file} ({games} games).", file=args.file, games=info.games))
+    return 0
+
+
+def restore_command(args) -> int:
+    """Everything is checked before anything changes (exit 1 and one line
+    otherwise); what the restore replaces is kept in ``replaced-<stamp>/``."""
+    data_dir = Path(args.data) if args.data else default_data_dir()
+    info = restore_backup(Path(args.file), data_dir)
+    print(_("Restored {games} games from the backup of {created_at}.", games=info.games,
+            created_at=info.created_at))
+    return 0

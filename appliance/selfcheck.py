@@ -77,3 +77,16 @@ def check(data_dir: Path) -> str:
         store.close()
     replayed = check_samples()
     return f"self-check: the store opens ({games} games), {replayed} samples replay"
+
+
+def command(args) -> int:
+    from companion import config as cfg
+
+    data_dir = Path(args.data) if args.data else cfg.default_data_dir()
+    summary = check(data_dir)
+    # The adapters must import too: a release whose web side is broken would
+    # pass the core's check and then crash at every start.
+    import hardware  # noqa: F401
+    import web.app  # noqa: F401
+    print(summary)
+    return 0

@@ -77,7 +77,7 @@ def compile_bytecode(root: Path = ROOT) -> None:
     otherwise every start would compile the sources again (~50 ms here)."""
     import compileall
 
-    for package in ("companion", "hardware", "web", "bench"):
+    for package in ("companion", "appliance", "hardware", "web", "bench"):
         if (root / package).is_dir():
             compileall.compile_dir(str(root / package), quiet=1)
 

@@ -46,16 +46,12 @@ debugging are not turned on; it is just a single-process threaded server).
 
 from __future__ import annotations
 
-import gc
 import json
 import logging
-import signal
 import socket
-import sys
 import threading
 import time
 import weakref
-from urllib.parse import urlsplit
 
 from waitress.adjustments import Adjustments
 from waitress.channel import HTTPChannel
@@ -63,17 +59,12 @@ from waitress.parser import HTTPRequestParser
 from waitress.server import TcpWSGIServer
 from waitress.task import ThreadedTaskDispatcher
 
-from companion import names
 from appliance.backup import MAX_BACKUP_BYTES
 from companion.i18n import gettext
 from companion.limits import MAX_IMPORT_BYTES
 
-from appliance import netwatch, sdnotify
-from .app import create_app
-from .auth import new_pin
 from .errors import JsonErrorTask
 from .logsafe import ClientBudget, client_logger, install as install_safe_log
-from .mdns import start_mdns
 from .streams import Marks
 from .update import MAX_BUNDLE_BYTES
 
@@ -87,7 +78,6 @@ STALLED_S = 60.0                # a response nobody reads any more
 STALE_S = 2.0                   # of no use this long, a connection may make room for anyone's
 # The exit code after a restore was staged: systemd's Restart=on-failure starts
 # the unit again (EX_TEMPFAIL), and the start swaps the restore in.
-RESTART_EXIT = 75
 DRAIN_BYTES = 8 * 1024 * 1024   # what a refused client may still send, read and dropped
 DRAIN_S = 30.0                  # ...and for how long
 ACCEPT_BURST = 64               # connections accepted per turn of the network loop
@@ -681,182 +671,3 @@ class Server:
                 self._grower.join()         # no worker may start after the shutdown
             self._dispatcher.shutdown(timeout=5)
             wasyncore.close_all(self._map)
-
-
-def lan_address(route=None, interfaces=None) -> str:
-    """This machine's address on the local network (no packet is sent): the
-    source address towards a default route; on a network without a router
-    (the box's own access point, a cable to a laptop, a guest network that
-    gives none) the first IPv4 address of an interface; else loopback."""
-    try:
-        return (route or _route_address)()
-    except OSError:
-        pass
-    for address in (interfaces or interface_addresses)():
-        return address
-    return "127.0.0.1"
-
-
-def _route_address() -> str:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
-        sock.connect(("10.254.254.254", 1))
-        return sock.getsockname()[0]
-
-
-def interface_addresses() -> list[str]:
-    """The IPv4 addresses of this machine's interfaces, loopback left out
-    (Linux's SIOCGIFADDR; elsewhere, or on any error, none)."""
-    found: list[str] = []
-    try:
-        import fcntl
-        import struct
-
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
-            for _, name in socket.if_nameindex():
-                try:
-                    packed = fcntl.ioctl(sock.fileno(), 0x8915, struct.pack("256s", name.encode()[:15]))
-                except OSError:
-                    continue            # no IPv4 address on this one
-                address = socket.inet_ntoa(packed[20:24])
-                if not address.startswith("127."):
-                    found.append(address)
-    except (OSError, ImportError, AttributeError):
-        pass
-    return found
-
-
-def box_address(config: dict | None = None) -> str:
-    """The box's address for phones: on its own Wi-Fi (appliance/wifi.py,
-    no route out there), else the one its route out uses."""
-    from appliance.wifi import own_status
-
-    own = own_status((config or {}).get("data_dir"))
-    return own.address if own is not None else lan_address()
-
-
-def join_url(host: str, port: int, config: dict | None = None) -> str:
-    """The URL phones open (and the QR code holds)."""
-    address = box_address(config) if host in ("", "0.0.0.0", "::") else host
-    if ":" in address:
-        address = f"[{address}]"
-    return f"http://{address}:{port}/"
-
-
-def table_pin(config: dict) -> str:
-    """``COMPANION_PIN`` (already folded into config by companion.config), the
-    config file's ``pin``, or 4 random digits for this start."""
-    pin = config.get("pin")
-    if pin is None or str(pin).strip() == "":
-        return new_pin()
-    return str(pin).strip()
-
-
-def run(args, parts, start_extras=None) -> int:
-    """``companion run [--mock] [--host H] [--port P] [--data DIR] [--config FILE] [--dev-server]``.
-
-    ``parts``: the config, store, session and box (or None), already
-    started by :func:`appliance.cli.cmd_run` — the box before this module
-    (Flask, waitress) is even imported, so its first frame comes sooner.
-    ``start_extras(app, store, session, config)``, if given, is called once the
-    server is listening and returns the function that stops what it started
-    (the composition root joins the box to its club hub this way)."""
-    config, store, session, box = parts
-    config["dev_anywhere"] = bool(getattr(args, "dev_anywhere", False))   # /dev beyond loopback
-    host = getattr(args, "host", None) or config["host"]
-    port = getattr(args, "port", None)
-    port = config["port"] if port is None else port
-    mock = config["mock"]
-    pin = table_pin(config)
-    app = create_app(session, box=box, config=config, pin=pin)
-    install_safe_log(handlers=True)     # every logger's records escaped, one line each
-    try:
-        server = Server(app, host, port, config, dev=bool(getattr(args, "dev_server", False)))
-    except OSError as exc:
-        app.extensions["companion"].close()
-        _close(box, store)
-        print(f"companion: cannot listen on {host}:{port}: {exc.strerror or exc}", file=sys.stderr)
-        return 1
-
-    restarting = []
-
-    def restart() -> None:
-        # A restore was staged (web/backup.py): stop, and let the start swap it in.
-        restarting.append(True)
-        server.stop()
-    app.extensions["companion.restart"] = restart
-    stop_extras = start_extras(app, store, session, config) if start_extras else (lambda: None)
-    url = join_url(host, server.port, config)
-    config["url"] = url
-    if box is not None:
-        try:
-            box.show_join(url, pin)
-        except Exception:
-            log.exception("the box cannot show the join screen")
-
-    def on_signal(signum, frame):
-        # Not server.stop() here: the handler runs on the serving thread, which
-        # may hold a stream hub's lock at that moment (a phone hanging up), and
-        # stop() takes it too.  A thread of its own waits for it instead.
-        threading.Thread(target=server.stop, name="companion-stop", daemon=True).start()
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, on_signal)
-        signal.signal(signal.SIGINT, on_signal)
-
-    print(f"companion: serving {url}  table PIN {pin}" + ("  (mock box: /dev)" if mock else ""), flush=True)
-    sdnotify.notify("READY=1")
-    if box is not None and hasattr(box, "attach_pins"):
-        box.attach_pins()       # a box started with pins_later claims its buttons now, on its own thread
-    # The look-alike names' table (a large JSON read, off every request's
-    # path): in the background once the table is up, never before the
-    # panel's first frame or serving.
-    names.warm()
-    # Everything made so far lives as long as the process: out of the
-    # collector's sight (a full collection would scan it all: ~15 ms here,
-    # over 0.1 s on a Pi Zero, at a random moment), and back on for the rest.
-    gc.freeze()
-    gc.enable()
-    watchdog = sdnotify.Watchdog(lambda: server.alive(within=3.0)).start()
-    # Phones find the box by its friendly name (mDNS).  Only the real box
-    # advertises: a laptop demo (--mock) or a loopback server stays quiet.
-    advertise = config.get("mdns", True) and not mock and not host.startswith("127.") and host != "localhost"
-    name = config.get("name") or "companion"
-    mdns = [start_mdns(name, server.port) if advertise else (lambda: None)]
-
-    def network_changed(address: str) -> None:
-        # A network came up (or changed) after the start: the join address
-        # and QR code follow it, and the table is announced on it.
-        new_url = join_url(host, server.port, config)
-        config["url"] = new_url
-        print(f"companion: network: phones join at {new_url}", flush=True)
-        if box is not None:
-            box.show_join(new_url, app.extensions["companion"].pin)
-        if advertise:
-            mdns[0]()
-            mdns[0] = start_mdns(name, server.port)
-
-    # Served on every address (0.0.0.0): watch for a network that comes later.
-    wildcard = host in ("", "0.0.0.0", "::")
-    stop_watch = (netwatch.watch(lambda: box_address(config), network_changed, first=urlsplit(url).hostname)
-                  if wildcard else (lambda: None))
-    try:
-        server.serve_forever()
-    finally:
-        sdnotify.notify("STOPPING=1")
-        stop_watch()
-        stop_extras()
-        mdns[0]()
-        watchdog.stop()
-        _close(box, store)
-    return RESTART_EXIT if restarting else 0
-
-
-def _close(box, store) -> None:
-    if box is not None:
-        try:
-            box.close()
-        except Exception:
-            log.exception("closing the box failed")
-    try:
-        store.close()
-    except Exception:
-        log.exception("closing the store failed")

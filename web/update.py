@@ -5,7 +5,7 @@
     POST /api/update      a bundle (the request body, X-Table-Pin): 202 {request}
 
 The PIN lets a phone *ask* for an update and nothing more: the bundle is
-dropped into the service's inbox (appliance/updater.py) and the root unit
+dropped into the service's inbox (appliance/updates.py) and the root unit
 checks its signature against the box's release keys before anything in it
 runs.  The result is public like everything else the box shows: it holds no
 secret and does not depend on the PIN.
@@ -19,7 +19,7 @@ from pathlib import Path
 from flask import Blueprint, jsonify, request
 from werkzeug.exceptions import ClientDisconnected, RequestEntityTooLarge
 
-from appliance import updater
+from appliance import updates
 from companion.i18n import N_, gettext
 
 from .api import client, credentials
@@ -31,9 +31,9 @@ MAX_BUNDLE_BYTES = 128 * 1024 * 1024     # a release with its wheels is ~33 MB: 
 BUSY = ("verifying", "installing", "checking")
 
 
-def _layout() -> updater.Layout:
+def _layout() -> updates.Layout:
     config = companion().config
-    lay = updater.Layout()
+    lay = updates.Layout()
     lay.data = Path(config.get("data_dir") or lay.data)
     lay.root = Path(config.get("update_state") or lay.root)
     return lay
@@ -41,8 +41,8 @@ def _layout() -> updater.Layout:
 
 def _status(language: str) -> dict:
     lay = _layout()
-    status = updater.read_json(lay.status) or {}
-    text = updater.status_text(status, lambda s: gettext(s, language)) or gettext(N_("No update yet."), language)
+    status = updates.read_json(lay.status) or {}
+    text = updates.status_text(status, lambda s: gettext(s, language)) or gettext(N_("No update yet."), language)
     state = status.get("state") or "none"
     if lay.request.exists() and state not in BUSY:
         state, text = "asked", gettext(N_("Update asked for: waiting for the installer…"), language)
@@ -67,7 +67,7 @@ def update_upload():
     request.max_content_length = MAX_BUNDLE_BYTES
     request_id = secrets.token_hex(8)
     try:
-        updater.request_update(_layout(), request.stream, request_id)
+        updates.request_update(_layout(), request.stream, request_id)
     except RequestEntityTooLarge:
         raise ApiError(413, N_("the bundle is too large (at most {limit} bytes)"), limit=MAX_BUNDLE_BYTES) from None
     except ClientDisconnected:

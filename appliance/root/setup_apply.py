@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from appliance import setup as core
+from companion.config import default_data_dir
 from appliance.setup import SetupError
 
 log = logging.getLogger("hardware.setup")
@@ -216,3 +217,8 @@ def main(data_dir: Path, system=None) -> int:
         if rc != 0 or wifi is None or wifi.reason != "set-up":
             system.run(["systemctl", "restart", "--no-block", "companion-wifi.service"], timeout=30)
     return 0
+
+
+def command(args) -> int:
+    """``companion setup-apply``: run by companion-setup.service, as root."""
+    return main(Path(args.data) if args.data else default_data_dir())

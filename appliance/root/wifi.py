@@ -41,6 +41,7 @@ import time
 from pathlib import Path
 
 from appliance import setup
+from companion import config as cfg
 from appliance import wifi as core
 
 from . import setup_apply as setup_root
@@ -486,3 +487,10 @@ def setup_join(data_dir: Path, radio: str, settings: core.Settings, password: st
     ap = raise_own(data_dir, radio, settings, password, system, "set-up")
     setup_root.write_status(data_dir, **outcome, back_within_s=setup.BACK_WITHIN_S)
     return ap, False
+
+
+def command(args) -> int:
+    """``companion wifi``: run by companion-wifi.service, as root."""
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    data_dir = Path(args.data) if args.data else cfg.default_data_dir()
+    return main(data_dir, cfg.load(data_dir, args.config))

@@ -71,7 +71,7 @@ def test_a_box_built_with_its_pins_is_unchanged(session, mock_factory):
         box.start()
         assert box.pins_ready.is_set() and box.buttons is not None
         shows(box, "Game companion")
-        box.attach_pins()                             # a no-op: web.serve.run calls it on every box
+        box.attach_pins()                             # a no-op: appliance.runner calls it on every box
         box.flush()
         shows(box, "Game companion")
     finally:

@@ -19,7 +19,8 @@ import ensurepip
 import pytest
 
 from appliance import envreuse
-from appliance.updater import Layout, SystemdSystem
+from appliance.root.updater import SystemdSystem
+from appliance.updates import Layout
 
 PIP_WHEELS = sorted(Path(ensurepip.__file__).parent.glob("_bundled/pip-*.whl")) + sorted(
     Path("/usr/share/python-wheels").glob("pip-*.whl"))

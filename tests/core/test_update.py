@@ -18,13 +18,15 @@ from pathlib import Path
 import pytest
 
 from appliance import bundle as bundles
-from appliance import updater
+from appliance import durable, updates
+from appliance.root import updater
 from companion.errors import StoreError
 from companion.store import Store
-from appliance.updater import Installer, Layout
+from appliance.root.updater import Installer
+from appliance.updates import Layout
 
 REPO = Path(__file__).resolve().parents[2]
-PACKAGES = ("companion", "hardware", "web", "hub")
+PACKAGES = ("companion", "appliance", "hardware", "web", "hub")
 
 
 def _release_tree(dest: Path, version: str, broken_selfcheck: bool = False) -> Path:
@@ -80,7 +82,7 @@ class FakeSystem:
 
     def _step(self, name):
         self.log.append(name)
-        self.said = getattr(self, "said", []) + [(updater.read_json(self.layout.status) or {}).get("state")]
+        self.said = getattr(self, "said", []) + [(durable.read_json(self.layout.status) or {}).get("state")]
         if self.cut_at == name:
             raise Cut(name)
 
@@ -129,7 +131,7 @@ def _box(tmp_path, keys, first="1.0") -> tuple[Layout, FakeSystem, Installer]:
     rel = lay.releases / first
     _release_tree(rel / "src", first)
     (rel / "venv").mkdir()
-    updater.switch_link(lay.current, f"releases/{first}")
+    durable.switch_link(lay.current, f"releases/{first}")
     store = Store(lay.data)
     from companion.session import TableSession
     session = TableSession(store)
@@ -164,7 +166,7 @@ def test_a_signed_bundle_installs_beside_and_switches(tmp_path, keys, make_bundl
     assert system.said[system.log.index("build")] == "installing"
     assert system.said[system.log.index("self-check")] == "checking"
     assert _games(lay) == before
-    assert updater.status_text(result) == "Updated to 2.0 (was 1.0)."
+    assert updates.status_text(result) == "Updated to 2.0 (was 1.0)."
 
 
 @pytest.mark.parametrize("how", ["other key", "truncated", "flipped byte", "not a bundle"])
@@ -189,7 +191,7 @@ def test_a_bad_bundle_leaves_the_box_as_it_was(tmp_path, keys, make_bundle, how)
     assert sorted(p.name for p in lay.releases.iterdir()) == ["1.0"]
     assert "stop" not in system.log          # the box kept serving
     assert _games(lay) == before
-    text = updater.status_text(result)
+    text = updates.status_text(result)
     assert text.startswith("Update refused: still on 1.0: ")
     want = {"other key": "not signed by a release key", "truncated": "cut short",
             "flipped byte": "not signed by a release key", "not a bundle": "cut short"}[how]
@@ -205,7 +207,7 @@ def test_a_version_failing_its_self_check_is_not_switched_to(tmp_path, keys, mak
     assert not (lay.releases / "2.1").exists()
     assert system.running
     assert _games(lay) == before
-    text = updater.status_text(result)
+    text = updates.status_text(result)
     assert text.startswith("Update to 2.1 failed: back on 1.0: its self-check failed")
     assert "scoreboard" in text
 
@@ -227,7 +229,7 @@ def test_a_version_that_does_not_stay_up_is_rolled_back_with_its_store(tmp_path,
     assert updater.release_of(lay.current) == "1.0"
     assert system.running
     assert _games(lay) == before            # the pre-update store, readable by 1.0 again
-    assert updater.status_text(result) == ("Update to 2.0 failed: back on 1.0: "
+    assert updates.status_text(result) == ("Update to 2.0 failed: back on 1.0: "
                                            "the new version did not stay up: it crashed 3 times")
     # and a later update works
     system.health = lambda release: None
@@ -292,7 +294,7 @@ def test_a_cut_at_any_step_comes_back_on_one_version_and_a_later_update_works(tm
     assert system.running
     assert _games(lay) == before
     if on == "1.0":
-        text = updater.status_text(updater.read_json(lay.status))
+        text = updates.status_text(durable.read_json(lay.status))
         assert text.startswith(("Update to 2.0 failed: back on 1.0: ", "Update refused: still on 1.0: ")), text
         assert "cut short" in text
     assert inst.install(make_bundle("3.0"))["state"] == "done"
@@ -304,8 +306,8 @@ def test_switching_a_link_is_one_rename(tmp_path):
     (tmp_path / "releases/a").mkdir(parents=True)
     (tmp_path / "releases/b").mkdir()
     link = tmp_path / "current"
-    updater.switch_link(link, "releases/a")
-    updater.switch_link(link, "releases/b")
+    durable.switch_link(link, "releases/a")
+    durable.switch_link(link, "releases/b")
     assert os.readlink(link) == "releases/b"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["current", "releases"]
 
@@ -319,13 +321,13 @@ def test_the_key_list_ignores_lines_that_are_not_keys(tmp_path, keys):
 
 def test_the_service_side_only_drops_the_bundle_and_asks(tmp_path, keys, make_bundle):
     lay = Layout(prefix=tmp_path / "opt", data=tmp_path / "data", root=tmp_path / "root", keys=tmp_path / "k")
-    updater.request_update(lay, make_bundle("2.0"), "abc")
+    updates.request_update(lay, make_bundle("2.0"), "abc")
     assert lay.incoming.read_bytes() == make_bundle("2.0").read_bytes()
     assert updater.take_request(lay) == "abc"
     lay.prefix.mkdir()
     Installer(lay, FakeSystem(lay), machine="x86_64").install(lay.incoming, "abc")   # no release: refused
     assert updater.take_request(lay) is None
-    assert updater.read_json(lay.status)["request"] == "abc"
+    assert durable.read_json(lay.status)["request"] == "abc"
 
 
 def test_an_update_asked_for_is_on_the_card_before_the_phone_is_told(tmp_path, make_bundle, monkeypatch):
@@ -346,7 +348,7 @@ def test_an_update_asked_for_is_on_the_card_before_the_phone_is_told(tmp_path, m
         real_replace(src, dst)
     monkeypatch.setattr(updater.os, "fsync", fsync)
     monkeypatch.setattr(updater.os, "replace", replace)
-    updater.request_update(lay, bundle, "abc")
+    updates.request_update(lay, bundle, "abc")
     size = bundle.stat().st_size
     assert events == [("flushed", "incoming.bundle.part", size),
                       ("renamed", "incoming.bundle.part", lay.incoming.name),
@@ -364,6 +366,6 @@ def test_an_environment_that_cannot_be_built_leaves_the_box_as_it_was(tmp_path, 
     system.build_env = no_room
     result = inst.install(make_bundle("2.0"))
     assert result["state"] == "failed"
-    assert "No space left on device" in updater.status_text(result)
+    assert "No space left on device" in updates.status_text(result)
     assert sorted(p.name for p in lay.releases.iterdir()) == ["1.0"]
     assert updater.release_of(lay.current) == "1.0" and "stop" not in system.log

@@ -39,7 +39,7 @@ def test_no_change_no_call():
 
 
 def test_the_join_address_without_a_router_is_an_interface_s_and_else_loopback():
-    from web.serve import interface_addresses, lan_address
+    from appliance.netwatch import interface_addresses, lan_address
 
     def no_route():
         raise OSError("Network is unreachable")

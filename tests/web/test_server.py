@@ -255,7 +255,7 @@ def test_the_pin_comes_from_the_environment_then_the_config_file_then_chance(tmp
         assert pin == expected
         stop_companion(proc)
     (data / "companion.toml").unlink()
-    from web.serve import table_pin
+    from appliance.runner import table_pin
 
     pins = {table_pin({"pin": None}) for _ in range(50)}
     assert all(re.fullmatch(r"\d{4}", p) for p in pins) and len(pins) > 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from appliance import updater
+from appliance import durable, updates
 from companion.session import TableSession
 from companion.store import Store
 from box_support import make_box, mock_factory  # noqa: F401 (fixtures)
@@ -15,7 +15,7 @@ from web_support import make_app, pin_headers
 def box(tmp_path):
     store = Store(tmp_path / "data")
     app = make_app(TableSession(store), data_dir=str(tmp_path / "data"), update_state=str(tmp_path / "root"))
-    lay = updater.Layout(data=tmp_path / "data", root=tmp_path / "root")
+    lay = updates.Layout(data=tmp_path / "data", root=tmp_path / "root")
     yield app.test_client(), lay
     app.extensions["companion"].close()
     store.close()
@@ -46,7 +46,7 @@ def test_the_pin_drops_the_bundle_and_asks_and_nothing_more(box):
 
 def test_the_result_of_a_failed_update_in_english_and_french(box):
     client, lay = box
-    updater.write_json(lay.status, {"state": "failed", "to": "2.0", "back": "1.0",
+    durable.write_json(lay.status, {"state": "failed", "to": "2.0", "back": "1.0",
                                     "reason": "the new version did not stay up: {detail}",
                                     "params": {"detail": "it crashed 3 times"}})
     assert client.get("/api/update").json["text"] == \
@@ -63,13 +63,13 @@ def test_the_panel_says_once_that_an_update_was_rolled_back(tmp_path, language, 
     from hardware.testing import box_config
     from test_layout import Recorder
 
-    lay = updater.Layout(data=tmp_path / "data", root=tmp_path / "root")
-    updater.write_json(lay.status, {"state": "failed", "to": "2.0.1-Éloïse", "back": "1.9.7-Marc-Antoine",
+    lay = updates.Layout(data=tmp_path / "data", root=tmp_path / "root")
+    durable.write_json(lay.status, {"state": "failed", "to": "2.0.1-Éloïse", "back": "1.9.7-Marc-Antoine",
                                     "time": 5.0, "reason": "its self-check failed: {detail}",
                                     "params": {"detail": "self-check: the sample yenta_full_hand no longer "
                                                "replays as it should"}})
-    notice = updater.start_notice(lay, lambda s: gettext(s, language))
-    assert updater.start_notice(lay) is None          # once: the next start says nothing
+    notice = updates.start_notice(lay, lambda s: gettext(s, language))
+    assert updates.start_notice(lay) is None          # once: the next start says nothing
     recorder = Recorder(monkeypatch)
     box = make_box(box_config(language=language, bounce_ms=1))
     session.update_table(lambda table: table.notices.append(notice))

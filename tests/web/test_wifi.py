@@ -469,9 +469,9 @@ def test_pages_say_there_is_no_internet_on_the_own_network(portal_app):
 
 
 def test_the_join_address_follows_the_own_network(tmp_path, monkeypatch):
-    """serve.py's join URL (and its network watch) is the box's address on its
+    """The join URL (and the network watch) is the box's address on its
     own network while it runs one, else the address of its route out."""
-    from web import serve
+    from appliance import netwatch as serve
 
     monkeypatch.setattr(serve, "lan_address", lambda: "192.168.1.20")
     data = tmp_path / "wifi-data"

@@ -1,37 +1,14 @@
-"""Releases side by side, and the root installer that updates and rolls back.
+"""The root installer of updates: releases side by side, switch, health check, rollback.
 
-The layout (``Layout``; a fake root in the tests)::
-
-    /opt/companion/releases/<version>/src      the release's source tree (units, install.sh, lock)
-    /opt/companion/releases/<version>/venv     its own environment, from the bundle's wheels
-    /opt/companion/current  -> releases/<v>    what the units run; switched by one rename(2)
-    /opt/companion/previous -> releases/<v>    the version before, kept
-    /var/lib/companion/update/                 the service's inbox: incoming.bundle, request
-    /var/lib/companion-update/                 root's: pending.json, status.json, backups/, work/
-    /etc/companion/release-keys                the release keys a bundle must be signed by
-
-The service (not root) only drops a bundle into its inbox and asks
-(``request``).  The root unit (``companion update --worker``) copies the
-bundle into root's folder, checks its signature there (never trusting a
-check the service made), unpacks it beside the current release, stops the
-service, copies the store aside, runs the new version's self-check (which
-migrates the store forward), switches ``current`` and starts the service;
-the new version must then report ready and stay up (:data:`SETTLE_S`)
-within :data:`HEALTH_S`, with fewer than :data:`MAX_CRASHES` restarts, or
-the installer switches back and brings back the pre-update store.
-
-A power cut at any moment: ``pending.json`` names the step reached, written
-(and its folder) durably before each step that changes the box.  At boot,
-before the service starts, ``companion update --recover`` reverts any
-update that had not yet started the new version; one that had is checked
-again by the worker once the service runs, and kept or reverted.  So the
-box always comes back on exactly one of the two versions, with the store
-that version wrote.
+Run by ``companion update --worker`` (companion-update.service, when the
+service asks) and ``companion update --recover`` (companion-update-boot.service,
+at boot).  The layout, the request and the status texts are the service's
+side, :mod:`appliance.updates`, whose docstring tells the whole path of an
+update and what a power cut at each step leaves.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import shutil
@@ -41,10 +18,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import bundle as bundles
-from . import envreuse
 from companion.errors import CompanionError
-from companion.i18n import N_
+from companion.i18n import N_, gettext
+
+from .. import bundle as bundles
+from .. import envreuse
+from ..durable import fsync_dir, read_json, switch_link, write_json
+from ..updates import Layout, status_text
 
 HEALTH_S = 180       # the new version reports ready and stays up within this
 SETTLE_S = 15        # up with no restart for this long after it reported ready
@@ -59,69 +39,6 @@ CHECKING = "checking"        # the new version's self-check may be migrating the
 SWITCHING = "switching"      # the links are being switched
 SWITCHED = "switched"        # the new version runs (or is about to): it may have acknowledged actions
 ROLLING_BACK = "rolling-back"
-
-
-@dataclass
-class Layout:
-    prefix: Path = Path("/opt/companion")
-    data: Path = Path("/var/lib/companion")
-    root: Path = Path("/var/lib/companion-update")
-    keys: Path = Path("/etc/companion/release-keys")
-
-    def __post_init__(self):
-        self.prefix, self.data, self.root, self.keys = map(Path, (self.prefix, self.data, self.root, self.keys))
-
-    releases = property(lambda self: self.prefix / "releases")
-    current = property(lambda self: self.prefix / "current")
-    previous = property(lambda self: self.prefix / "previous")
-    inbox = property(lambda self: self.data / "update")
-    incoming = property(lambda self: self.data / "update" / "incoming.bundle")
-    request = property(lambda self: self.data / "update" / "request")
-    marker = property(lambda self: self.root / "pending.json")
-    status = property(lambda self: self.root / "status.json")
-    work = property(lambda self: self.root / "work")
-    backups = property(lambda self: self.root / "backups")
-
-
-# -- durable small files and links --------------------------------------------
-def fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def write_json(path: Path, obj, mode: int = 0o644) -> None:
-    """Write ``obj`` so that after a power cut the file is either the old or the new one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(obj, fh, sort_keys=True)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.chmod(tmp, mode)
-    os.replace(tmp, path)
-    fsync_dir(path.parent)
-
-
-def read_json(path: Path):
-    try:
-        return json.loads(Path(path).read_text("utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
-def switch_link(link: Path, target: str) -> None:
-    """Point ``link`` at ``target`` in one rename: a reader (or a boot after a
-    power cut) finds the old link or the new one, never none."""
-    tmp = link.with_name(f".{link.name}.new")
-    if tmp.is_symlink() or tmp.exists():
-        tmp.unlink()
-    os.symlink(target, tmp)
-    os.replace(tmp, link)
-    fsync_dir(link.parent)
 
 
 def release_of(link: Path) -> str | None:
@@ -480,35 +397,6 @@ class Installer:
         return read_json(self.layout.status)
 
 
-# -- the service's side: ask for an update ----------------------------------------
-def request_update(layout: Layout, src, request_id: str) -> None:
-    """Drop a bundle into the inbox and ask the root unit (companion-update.path)
-    to install it.  ``src`` is a path or a binary file object.
-
-    Both are on the card when this returns (the phone is told 202 then): a
-    power cut a moment later leaves the request asked for, and the root unit
-    takes it at the next boot, rather than an update that vanished and a
-    page still showing the update before it."""
-    layout.inbox.mkdir(parents=True, exist_ok=True)
-    part = layout.inbox / "incoming.bundle.part"
-    with open(part, "wb") as out:
-        if isinstance(src, (str, os.PathLike)):
-            with open(src, "rb") as bundle:
-                shutil.copyfileobj(bundle, out, 1 << 20)
-        else:
-            shutil.copyfileobj(src, out, 1 << 20)
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(part, layout.incoming)
-    tmp = layout.inbox / ".request.tmp"
-    with open(tmp, "w", encoding="utf-8") as out:
-        out.write(request_id)
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(tmp, layout.request)
-    fsync_dir(layout.inbox)
-
-
 def take_request(layout: Layout) -> str | None:
     """The request's id for the root worker, or None; :meth:`Installer.install`
     removes the request once its status names it."""
@@ -519,54 +407,22 @@ def take_request(layout: Layout) -> str | None:
     return request_id or "-"
 
 
-def status_text(status: dict | None, gettext=lambda s: s) -> str | None:
-    """The status as one line for the panel, the page and the command line."""
-    if not status:
-        return None
-    state = status.get("state")
-    to, back = status.get("to") or "?", status.get("back") or "?"
-    if state == "failed":
-        reason = gettext(status.get("reason") or "")
-        try:
-            reason = reason.format(**(status.get("params") or {}))
-        except (KeyError, IndexError, ValueError):
-            pass
-        if status.get("to"):
-            return gettext(N_("Update to {to} failed: back on {back}: {reason}")).format(
-                to=to, back=back, reason=reason)
-        return gettext(N_("Update refused: still on {back}: {reason}")).format(back=back, reason=reason)
-    if state == "done":
-        return gettext(N_("Updated to {to} (was {back}).")).format(to=to, back=back)
-    if state in ("verifying", "installing", "checking"):
-        words = {"verifying": N_("Update: checking the bundle…"),
-                 "installing": N_("Update to {to}: installing…"),
-                 "checking": N_("Update to {to}: checking the new version…")}
-        return gettext(words[state]).format(to=to, back=back)
-    return None
-
-
-def start_notice(layout: Layout, gettext=lambda s: s) -> tuple[str, dict] | None:
-    """The last update's rollback, once, as a table notice (the panel and the
-    phones) for the start that follows it; None if there is none to show."""
-    status = read_json(layout.status)
-    if not status or status.get("state") != "failed" or not status.get("to"):
-        return None
-    stamp = str(status.get("time"))
-    seen = layout.inbox / "seen"
-    try:
-        if seen.read_text("utf-8") == stamp:
-            return None
-        layout.inbox.mkdir(parents=True, exist_ok=True)
-        seen.write_text(stamp, encoding="utf-8")
-    except FileNotFoundError:
-        layout.inbox.mkdir(parents=True, exist_ok=True)
-        seen.write_text(stamp, encoding="utf-8")
-    except OSError:
-        pass
-    reason = gettext(status.get("reason") or "")
-    try:
-        reason = reason.format(**(status.get("params") or {}))
-    except (KeyError, IndexError, ValueError):
-        pass
-    return (N_("Update to {to} failed: back on {back}: {reason}"),
-            {"to": status.get("to"), "back": status.get("back") or "?", "reason": reason})
+def command(lay: Layout, args) -> int:
+    """The installer's jobs: ``--recover`` (at boot), ``--worker`` (what the
+    service asked for), or a bundle given by root at a shell, installed at
+    once in the foreground."""
+    inst = Installer(lay, SystemdSystem(lay))
+    if args.recover:
+        print("companion update: " + inst.recover())
+        return 0
+    if args.worker:
+        inst.resume()
+        request = take_request(lay)
+        if request is not None:
+            result = inst.install(lay.incoming, request)
+            lay.incoming.unlink(missing_ok=True)
+            print(status_text(result))
+        return 0
+    result = inst.install(Path(args.file))
+    print(status_text(result, gettext))
+    return 0 if result["state"] == "done" else 1
