@@ -1,6 +1,6 @@
 """Joining the box's own app to its hub: the feeder and ``GET /api/hub``.
 
-Called by the composition root (``companion run``, see appliance/cli.py)
+Called by the composition root (``companion run``, see appliance/runner.py)
 once the box's session and app exist.  ``GET /api/hub`` answers on every box:
 ``{"configured": false}`` when no hub is set, else the feeder's status
 (reachable, games and lines behind, a tournament seating on offer).

@@ -1,4 +1,4 @@
-"""``companion run``: the appliance — store, table session, box, web server.
+"""The box's HTTP server: waitress, with a listener that no handful of clients can starve.
 
 Production serving is waitress: it streams server-sent events without
 buffering, and it is pure Python (no build on the Pi).  Each open event
