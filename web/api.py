@@ -14,8 +14,9 @@ from companion.roster import SEEDED, Roster
 from companion.text import unsafe_char
 
 from .app import companion
-from .auth import PIN_HEADER, SEAT_ENTRIES, TOKEN_HEADER, may_enter
+from .auth import SEAT_ENTRIES, may_enter
 from .errors import ApiError, request_language
+from .guards import pin_required, seat_or_pin
 
 bp = Blueprint("api", __name__)
 
@@ -38,14 +39,11 @@ def notices():
 
 
 @bp.post("/api/notices/<int:index>/dismiss")
+@pin_required(N_("dismissing a notice needs the table PIN (header X-Table-Pin)"))
 def dismiss_notice(index: int):
     """Dismiss notice ``index`` (as listed by ``GET /api/notices``) for the
     whole table, as OK on the box does.  Needs the PIN."""
     c = companion()
-    pin, _token = credentials()
-    if not pin:
-        raise ApiError(401, N_("dismissing a notice needs the table PIN (header X-Table-Pin)"))
-    c.guard.check(pin, client())
     with c.session.lock:
         if not 0 <= index < len(c.session.table.notices):
             raise ApiError(404, N_("there is no notice {index}"), index=index)
@@ -126,25 +124,19 @@ def open_stream(hub) -> Response:
 
 @bp.post("/api/actions")
 def actions():
+    """Submit one action: anything with the PIN; with a seat token, only
+    that seat's own bid or secret (:func:`web.auth.may_enter`).  The
+    credential is checked before the body is read."""
     c = companion()
-    pin, token = credentials()
-    if pin:
-        c.guard.check(pin, client())
-        action = json_body(required=True)
+    seat = seat_or_pin()
+    action = json_body(required=True)
+    if seat is None:            # the PIN
         return _submit(c, action)
-    if token:
-        c.guard.refuse_if_blocked(client())
-        seat = c.seats.seat_of(token)
-        if seat is None:
-            c.guard.miss(client())
-            raise ApiError(403, N_("this seat token is no longer valid (the seat was released): claim the seat again"))
-        action = json_body(required=True)
-        with c.session.lock:     # the check and the submit see the same state
-            if not may_enter(c.session.game, c.session.timeline.state, action, seat):
-                raise ApiError(403, N_("a seat token can only enter its own seat's bid or secret; "
-                                       "other actions need the table PIN"))
-            return _submit(c, action, source="seat")
-    raise ApiError(401, N_("this needs the table PIN (header X-Table-Pin) or a seat token (header X-Seat-Token)"))
+    with c.session.lock:     # the check and the submit see the same state
+        if not may_enter(c.session.game, c.session.timeline.state, action, seat):
+            raise ApiError(403, N_("a seat token can only enter its own seat's bid or secret; "
+                                   "other actions need the table PIN"))
+        return _submit(c, action, source="seat")
 
 
 def _submit(c, action, source="web"):
@@ -156,14 +148,7 @@ def _submit(c, action, source="web"):
 
 
 # -- request helpers shared by the blueprints ---------------------------------
-
-def client() -> str:
-    return request.remote_addr or "?"
-
-
-def credentials() -> tuple[str, str]:
-    return (request.headers.get(PIN_HEADER, "").strip(), request.headers.get(TOKEN_HEADER, "").strip())
-
+# (the credentials a request shows are web/guards.py's)
 
 class _Refused(ValueError):
     """A JSON number the box will not take; raised from inside ``json.loads``."""

@@ -25,9 +25,9 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from appliance.backup import MAX_BACKUP_BYTES, BackupError, backup_bytes, stage_restore
 from companion.i18n import N_
 
-from .api import client, credentials
 from .app import companion
 from .errors import ApiError
+from .guards import pin_required
 
 bp = Blueprint("backup", __name__)
 
@@ -36,13 +36,6 @@ JS_TEXTS = [N_("Enter the table PIN first."), N_("Choose a backup file first."),
             N_("Downloaded."), N_("Restored {games} games: the box restarts now."),
             N_("The box does not answer: try again.")]
 RESTART_DELAY_S = 0.5           # the answer reaches the phone before the companion stops
-
-
-def _check_pin(template: str) -> None:
-    pin, _token = credentials()
-    if not pin:
-        raise ApiError(401, template)
-    companion().guard.check(pin, client())
 
 
 def _data_dir() -> Path:
@@ -62,8 +55,8 @@ def backup_page():
 
 
 @bp.get("/api/backup")
+@pin_required(N_("a backup needs the table PIN (header X-Table-Pin)"))
 def download():
-    _check_pin(N_("a backup needs the table PIN (header X-Table-Pin)"))
     store = companion().session.store
     # Read on a connection of its own (WAL): the table goes on meanwhile.
     try:
@@ -79,8 +72,8 @@ def download():
 
 
 @bp.post("/api/backup/restore")
+@pin_required(N_("restoring a backup needs the table PIN (header X-Table-Pin)"))
 def restore():
-    _check_pin(N_("restoring a backup needs the table PIN (header X-Table-Pin)"))
     request.max_content_length = MAX_BACKUP_BYTES
     data_dir = _data_dir()
     with tempfile.NamedTemporaryFile(dir=data_dir, prefix=".upload-", suffix=".zip") as upload:

@@ -24,9 +24,10 @@ from companion import clock as tc
 from companion.fields import is_int
 from companion.i18n import N_
 
-from .api import client, credentials, json_body
+from .api import json_body
 from .app import companion
 from .errors import ApiError
+from .guards import pin_required, seat_or_pin
 
 bp = Blueprint("clock", __name__)
 
@@ -38,34 +39,15 @@ def _answer(c):
     return response
 
 
-def _seat_or_pin(c, what: str) -> int | None:
-    """The caller's seat (a seat token), None with the PIN; else 401/403."""
-    pin, token = credentials()
-    if pin:
-        c.guard.check(pin, client())
-        return None
-    if token:
-        c.guard.refuse_if_blocked(client())
-        seat = c.seats.seat_of(token)
-        if seat is None:
-            c.guard.miss(client())
-            raise ApiError(403, N_("this seat token is no longer valid (the seat was released): claim the seat again"))
-        return seat
-    raise ApiError(401, N_("this needs the table PIN (header X-Table-Pin) or a seat token (header X-Seat-Token)"))
-
-
 @bp.get("/api/clock")
 def clock():
     return _answer(companion())
 
 
 @bp.post("/api/clock")
+@pin_required(N_("setting the turn clock needs the table PIN (header X-Table-Pin)"))
 def set_clock():
     c = companion()
-    pin, _token = credentials()
-    if not pin:
-        raise ApiError(401, N_("setting the turn clock needs the table PIN (header X-Table-Pin)"))
-    c.guard.check(pin, client())
     body = json_body(required=True)
     if not isinstance(body, dict):
         raise ApiError(400, N_("the body must be a JSON object like {\"mode\": \"fischer\", \"bank_s\": 600, "
@@ -92,7 +74,7 @@ def set_clock():
 @bp.post("/api/clock/end-turn")
 def end_turn():
     c = companion()
-    seat = _seat_or_pin(c, "end-turn")
+    seat = seat_or_pin()        # a seat token ends only its own seat's turn (the session checks)
     c.session.clock_end_turn(seat, "seat" if seat is not None else "web")
     return _answer(c)
 
@@ -100,7 +82,7 @@ def end_turn():
 @bp.post("/api/clock/pause")
 def pause():
     c = companion()
-    _seat_or_pin(c, "pause")
+    seat_or_pin()               # any seat may pause: a player who must leave the table
     c.session.clock_pause()
     return _answer(c)
 
@@ -108,6 +90,6 @@ def pause():
 @bp.post("/api/clock/resume")
 def resume():
     c = companion()
-    _seat_or_pin(c, "resume")
+    seat_or_pin()
     c.session.clock_resume()
     return _answer(c)

@@ -38,9 +38,10 @@ from companion.text import unsafe_char
 from companion.stats import player_key, player_stats, result_of
 from companion.timeline import ReplayError, replay
 
-from .api import client, credentials, refuse_unsafe_text
+from .api import refuse_unsafe_text
 from .app import companion
 from .errors import ApiError, error_response, request_language
+from .guards import pin_required, pin_shown
 
 bp = Blueprint("history", __name__)
 
@@ -345,16 +346,6 @@ def _detail(game_id: int, language: str, start: int = 0) -> dict:
             "page": {"from": start, "count": len(steps), "total": total, "next": following}}
 
 
-def _full_export() -> bool:
-    """Whether this request may have the unredacted log: only with the right PIN
-    (a wrong one is refused and counted, as everywhere)."""
-    pin, _token = credentials()
-    if not pin:
-        return False
-    companion().guard.check(pin, client())
-    return True
-
-
 def _pending_secret(lines) -> bool:
     """Whether the log ends with a secret entry the table has not seen yet."""
     try:
@@ -374,7 +365,9 @@ def _download(body: str, mimetype: str, filename: str, redacted: bool | None = N
 
 @bp.get("/api/history/<int:game_id>/export.jsonl")
 def export_jsonl(game_id: int):
-    full = _full_export()
+    # The unredacted log only with the right PIN (a wrong one is refused and
+    # counted, as everywhere); without one, the public log.
+    full = pin_shown()
     if not full:
         record, rendered, _current = _rendered(game_id)
         return _download(rendered.public_export(), "application/x-ndjson",
@@ -403,12 +396,9 @@ def export_csv(game_id: int):
 
 
 @bp.post("/api/history/import")
+@pin_required(N_("importing a game needs the table PIN (header X-Table-Pin)"))
 def import_game():
     c = companion()
-    pin, _token = credentials()
-    if not pin:
-        raise ApiError(401, N_("importing a game needs the table PIN (header X-Table-Pin)"))
-    c.guard.check(pin, client())
     wait = _imports().take()
     if wait:
         # Table-wide, whoever sends them: the PIN is public at the table, and
@@ -487,12 +477,9 @@ def _first_line(lines) -> int:
 
 
 @bp.post("/api/history/<int:game_id>/resume")
+@pin_required(N_("resuming a game needs the table PIN (header X-Table-Pin)"))
 def resume(game_id: int):
     c = companion()
-    pin, _token = credentials()
-    if not pin:
-        raise ApiError(401, N_("resuming a game needs the table PIN (header X-Table-Pin)"))
-    c.guard.check(pin, client())
     record = _record(game_id)
     if record.finished:
         raise ApiError(409, N_("game {id} is finished: only an unfinished game can be resumed"), id=game_id)

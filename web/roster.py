@@ -17,9 +17,13 @@ from flask import Blueprint, jsonify
 from companion.i18n import N_
 from companion.roster import NoSuchPlayer, Roster
 
-from .api import client, credentials, json_body
+from .api import json_body
 from .app import companion
 from .errors import ApiError
+from .guards import pin_required
+
+# Every change of the roster needs the PIN, asked before the body is read.
+CHANGING = N_("changing the roster needs the table PIN (header X-Table-Pin)")
 
 bp = Blueprint("roster", __name__)
 
@@ -35,13 +39,6 @@ def _listing(status: int = 200, **extra):
     return response
 
 
-def _check_pin() -> None:
-    pin, _token = credentials()
-    if not pin:
-        raise ApiError(401, N_("changing the roster needs the table PIN (header X-Table-Pin)"))
-    companion().guard.check(pin, client())
-
-
 def _field(name: str):
     body = json_body(required=True)
     if not isinstance(body, dict) or name not in body:
@@ -55,15 +52,15 @@ def players():
 
 
 @bp.post("/api/players")
+@pin_required(CHANGING)
 def add_player():
-    _check_pin()
     player = roster().add(_field("name"))
     return _listing(201, player=player.as_dict())
 
 
 @bp.post("/api/players/<int:player_id>/rename")
+@pin_required(CHANGING)
 def rename_player(player_id: int):
-    _check_pin()
     try:
         player = roster().rename(player_id, _field("name"))
     except NoSuchPlayer as exc:
@@ -72,8 +69,8 @@ def rename_player(player_id: int):
 
 
 @bp.post("/api/players/<int:player_id>/merge")
+@pin_required(CHANGING)
 def merge_player(player_id: int):
-    _check_pin()
     try:
         player = roster().merge(player_id, _field("into"))
     except NoSuchPlayer as exc:

@@ -15,10 +15,11 @@ from flask import Blueprint, jsonify
 
 from companion.i18n import N_
 
-from .api import client, credentials, json_body
+from .api import json_body
 from .app import companion
 from .auth import clean_label
 from .errors import ApiError
+from .guards import credentials, pin_required, seat_or_pin, seat_token
 
 bp = Blueprint("seats", __name__)
 
@@ -36,12 +37,9 @@ def seats():
 
 
 @bp.post("/api/seats/<int:seat>/claim")
+@pin_required(N_("claiming a seat needs the table PIN (header X-Table-Pin)"))
 def claim(seat: int):
     c = companion()
-    pin, _token = credentials()
-    if not pin:
-        raise ApiError(401, N_("claiming a seat needs the table PIN (header X-Table-Pin)"))
-    c.guard.check(pin, client())
     body = json_body(required=False)
     if body is not None and not isinstance(body, dict):
         raise ApiError(400, N_("the body must be a JSON object like {\"name\": \"Ann's phone\"}"))
@@ -63,29 +61,15 @@ def claim(seat: int):
 
 @bp.post("/api/seats/<int:seat>/release")
 def release(seat: int):
-    c = companion()
-    pin, token = credentials()
-    if pin:
-        c.guard.check(pin, client())
-    elif token:
-        c.guard.refuse_if_blocked(client())
-        if c.seats.seat_of(token) != seat:
-            c.guard.miss(client())
-            raise ApiError(403, N_("this seat token is not the token of seat {seat}"), seat=seat + 1)
-    else:
-        raise ApiError(401, N_("releasing a seat needs its seat token (X-Seat-Token) or the table PIN (X-Table-Pin)"))
-    c.seats.release(seat)
+    seat_or_pin(N_("releasing a seat needs its seat token (X-Seat-Token) or the table PIN (X-Table-Pin)"), seat)
+    companion().seats.release(seat)
     return _no_store(jsonify(seat=seat, claimed=False))
 
 
 @bp.get("/api/seats/<int:seat>/view")
 def view(seat: int):
-    c = companion()
-    _pin, token = credentials()
+    _pin, token = credentials()         # the PIN opens no seat's view: it is on the box for all to see
     if not token:
         raise ApiError(401, N_("a seat's view needs its seat token (header X-Seat-Token)"))
-    c.guard.refuse_if_blocked(client())
-    if c.seats.seat_of(token) != seat:
-        c.guard.miss(client())
-        raise ApiError(403, N_("this seat token is not the token of seat {seat}"), seat=seat + 1)
-    return _no_store(jsonify(c.session.private(seat, phone=True)))      # never an entry made on the box
+    seat_token(token, seat)
+    return _no_store(jsonify(companion().session.private(seat, phone=True)))      # never an entry made on the box

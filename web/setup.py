@@ -29,9 +29,9 @@ from appliance import setup as core
 from companion.i18n import LANGUAGES, N_
 from appliance.settings_file import save_setting
 
-from .api import client, credentials
 from .app import companion
 from .errors import ApiError
+from .guards import pin_required
 
 bp = Blueprint("setup", __name__)
 
@@ -100,12 +100,9 @@ def checked(body: dict) -> dict:
 
 
 @bp.post("/api/setup")
+@pin_required(N_("setting up the box needs the table PIN (header X-Table-Pin), shown on the box"))
 def setup_submit():
     c = companion()
-    pin, _token = credentials()
-    if not pin:
-        raise ApiError(401, N_("setting up the box needs the table PIN (header X-Table-Pin), shown on the box"))
-    c.guard.check(pin, client())
     folder = data_dir()
     if folder is None or not core.in_setup_mode(folder):
         raise ApiError(409, N_("this box is already set up: to set it up again, Menu ▸ Reset settings on the box"))

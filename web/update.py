@@ -22,9 +22,9 @@ from werkzeug.exceptions import ClientDisconnected, RequestEntityTooLarge
 from appliance import updates
 from companion.i18n import N_, gettext
 
-from .api import client, credentials
 from .app import companion
 from .errors import ApiError, request_language
+from .guards import pin_required
 
 bp = Blueprint("update", __name__)
 MAX_BUNDLE_BYTES = 128 * 1024 * 1024     # a release with its wheels is ~33 MB: room to grow, not to fill a card
@@ -57,11 +57,8 @@ def update_status():
 
 
 @bp.post("/api/update")
+@pin_required(N_("an update needs the table PIN (header X-Table-Pin)"))
 def update_upload():
-    pin, _token = credentials()
-    if not pin:
-        raise ApiError(401, N_("an update needs the table PIN (header X-Table-Pin)"))
-    companion().guard.check(pin, client())
     if _status("en")["state"] in (*BUSY, "asked"):
         raise ApiError(409, N_("an update is already under way: wait for its result"))
     request.max_content_length = MAX_BUNDLE_BYTES

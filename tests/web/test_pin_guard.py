@@ -259,3 +259,117 @@ def test_a_new_pin_from_the_box_menu(session, make_box):
         assert PIN not in client.get("/dev").get_data(as_text=True)
     finally:
         app.extensions["companion"].close()
+
+
+# -- every route that changes something asks for a credential --------------------------
+
+# The routes that change something with neither the PIN nor a seat token, on
+# purpose.  Each must say why here: a new route is refused by the test below
+# until it asks for a credential (web/guards.py) or is listed.
+OPEN = {
+    # The mock box's own buttons: whoever sits at the box presses them, as
+    # on a real box, where no PIN guards the buttons either.  The route
+    # exists only in mock mode, answers only on the computer running it,
+    # and refuses other sites' pages (web/dev.py).
+    "/dev/buttons/<name>/<how>",
+}
+
+# What each route would take with the PIN: the refusal must be the missing
+# credential's, not the body's (a route that read its body before asking
+# would change something here).  Routes not listed are sent an empty body.
+BODIES = {
+    "/api/actions": {"type": "new_game", "game": "scoreboard", "players": ["Eve", "Fay"]},
+    "/api/seats/<int:seat>/claim": {"name": "Ann's phone"},
+    "/api/players": {"name": "Zoé"},
+    "/api/players/<int:player_id>/rename": {"name": "Zoé"},
+    "/api/players/<int:player_id>/merge": {"into": 2},
+    "/api/clock": {"mode": "fischer", "bank_s": 600, "extra_s": 5},
+    "/api/setup": {"name": "Kitchen table", "language": "fr"},
+}
+
+
+def changing_rules(app) -> list:
+    """Every rule of ``app`` that takes a method other than GET, HEAD, OPTIONS."""
+    return [rule for rule in app.url_map.iter_rules() if rule.methods - {"GET", "HEAD", "OPTIONS"}]
+
+
+def what_the_table_holds(client, folder) -> tuple:
+    """Everything a route could change, as a phone and the data folder see it
+    (SQLite's side files come and go with reads, so they are left out)."""
+    public = tuple(client.get(path).get_data() for path in
+                   ("/api/state", "/api/seats", "/api/notices", "/api/players", "/api/clock", "/api/history"))
+    files = sorted(str(p.relative_to(folder)) for p in folder.rglob("*")
+                   if not p.name.endswith(("-wal", "-shm", "-journal")))
+    return public, files
+
+
+@pytest.fixture
+def busy_table(session, tmp_path):
+    """An app whose every changing route has something to change: a game
+    at four seats with a paused turn clock, a roster, a notice.  The update and
+    set-up routes write below ``tmp_path`` (never the real box's folders),
+    and the alarm on wrong PINs is off (its notice would be a change)."""
+    app = make_app(session, data_dir=str(tmp_path / "box"), update_state=str(tmp_path / "update"),
+                   pin_alarm_after=1000)
+    client = app.test_client()
+    assert client.post("/api/actions", json=THIRD_MAN, headers=pin_headers()).status_code == 200
+    assert client.post("/api/clock", json={"mode": "sudden", "bank_s": 60},
+                       headers=pin_headers()).status_code == 200
+    assert client.post("/api/clock/pause", headers=pin_headers()).status_code == 200      # a clock that stands still
+    from web.app import GUESSING
+
+    session.update_table(lambda table: table.notices.append((GUESSING, {"n": 10})))
+    yield app, client
+    app.extensions["companion"].close()
+
+
+def send(client, rule, headers, address="127.0.0.1"):
+    """``rule``'s method other than GET, with its body, at a URL it matches (1 for
+    each number, "ok"/"press" for a name)."""
+    values = {name: 1 if type(rule._converters[name]).__name__ == "StoredInt" else "ok"
+              for name in rule.arguments}
+    url = rule.rule
+    for name, value in values.items():
+        url = url.replace(f"<int:{name}>", str(value)).replace(f"<{name}>", str(value))
+    method = sorted(rule.methods - {"GET", "HEAD", "OPTIONS"})[0]
+    body = BODIES.get(rule.rule)
+    return client.open(url, method=method, json=body, data=None if body is not None else b"",
+                       headers=headers, environ_base={"REMOTE_ADDR": address})
+
+
+def test_every_route_that_changes_something_asks_for_the_pin_first(busy_table, tmp_path):
+    """Sent with no credential, every changing route (but the few listed in
+    OPEN) answers 401 naming the PIN's header, and nothing at the table
+    changed; sent a wrong PIN, every one answers 403: the PIN is compared,
+    not merely looked for (web/guards.py)."""
+    app, client = busy_table
+    rules = [rule for rule in changing_rules(app) if rule.rule not in OPEN]
+    assert len(rules) >= 15, "the app's changing routes were found"
+    assert OPEN <= {rule.rule for rule in changing_rules(app)}, "every open route still exists"
+    before = what_the_table_holds(client, tmp_path)
+    unguarded = []
+    for rule in rules:
+        r = send(client, rule, headers={})
+        if r.status_code != 401 or "X-Table-Pin" not in r.get_json(silent=True).get("error", ""):
+            unguarded.append(f"{rule.rule}: {r.status_code} {r.get_data(as_text=True)[:120]}")
+    assert not unguarded, "answered without a credential:\n" + "\n".join(unguarded)
+    assert what_the_table_holds(client, tmp_path) == before, "a request without a credential changed the table"
+    for n, rule in enumerate(rules):            # one address each: no address is blocked for its tries
+        r = send(client, rule, headers=pin_headers("0000"), address=f"10.9.0.{n + 1}")
+        if r.status_code != 403:
+            unguarded.append(f"{rule.rule}: {r.status_code} {r.get_data(as_text=True)[:120]}")
+    assert not unguarded, "answered with a wrong PIN:\n" + "\n".join(unguarded)
+    assert what_the_table_holds(client, tmp_path) == before, "a request with a wrong PIN changed the table"
+
+
+def test_the_pin_is_compared_in_one_place():
+    """Every route asks web/guards.py for the PIN: one comparison, so one
+    set of refusals and one throttle for all of them."""
+    from pathlib import Path
+
+    import web
+
+    calls = [(path.name, n) for path in sorted(Path(web.__file__).parent.glob("*.py"))
+             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+             if "guard.check(" in line]
+    assert [name for name, _n in calls] == ["guards.py"], calls
