@@ -120,7 +120,7 @@ def default_ssid(name: str, machine_id: str | None = None) -> str:
     return f"{base.rstrip(' -')}-{suffix}"
 
 
-#: What the panel's QR code holds at 2 px per module (hardware/ui/menus.py,
+#: What the panel's QR code holds at 2 px per module (hardware/ui/common.py,
 #: ``qr_image``): version 3, 29 modules, at error level L: 53 bytes.  A
 #: bigger code does not fit 64 px, and 1-px modules do not scan.
 QR_BYTES = 53

@@ -42,7 +42,8 @@ from . import clock as clock_screen
 from . import hub as hub_screen
 from . import setup as setup_screen
 from .base import Controller, UndoStep
-from .menus import Layer, MainMenu, UndoConfirm
+from .common import Layer
+from .menus import MainMenu, UndoConfirm
 
 log = logging.getLogger("hardware.ui")
 

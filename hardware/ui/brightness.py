@@ -9,11 +9,10 @@ effect on the panel as it chooses; the level is kept in
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from companion.i18n import N_, gettext
 
 from ..panel_care import BRIGHTNESS, brightness
+from .common import save_box_setting
 
 LEVELS = list(BRIGHTNESS)                    # low, medium, high
 NAMES = {"low": N_("low"), "medium": N_("medium"), "high": N_("high")}
@@ -28,12 +27,8 @@ def entry(app) -> tuple:
 def step(app) -> str:
     """The next level, set at once (the box's thread applies it with the
     next frame) and saved."""
-    from .menus import save_setting
-
     level = brightness(app.config.get("panel_brightness"))
     level = LEVELS[(LEVELS.index(level) + 1) % len(LEVELS)]
     app.config["panel_brightness"] = level
-    folder = getattr(getattr(app.session, "store", None), "dir", None)
-    if folder is not None:
-        save_setting(Path(folder) / "companion.toml", "panel_brightness", level)
+    save_box_setting(app, "panel_brightness", level)
     return level

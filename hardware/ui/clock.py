@@ -27,7 +27,7 @@ from companion.i18n import N_, _, gettext, translate_error
 from .. import draw as d
 from ..draw import Canvas
 from .base import hint_line, short_name
-from .menus import Layer, ListLayer
+from .common import Layer, ListLayer
 
 MODE_NAMES = {"sudden": N_("Sudden death"), "fischer": N_("Fischer"), "delay": N_("Delay")}
 MINUTES = (1, 3, 5, 10, 15, 20, 30, 45, 60, 90, 120)

@@ -15,7 +15,7 @@ from companion.i18n import _
 
 from .. import draw as d
 from ..draw import Canvas
-from .menus import Layer, _chunks, qr_image
+from .common import Layer, chunks, qr_image
 
 
 def page_url(app) -> str | None:
@@ -54,7 +54,7 @@ class GamePageScreen(Layer):
         width = d.WIDTH - x
         c.text_fit(x, 2, _("Game {id}", id=self.app.session.game_id), width, d.SMALL)
         if code is None:        # no code fits: the address, to type, cut anywhere (a host name has no words)
-            for i, line in enumerate(_chunks(url.split("//", 1)[-1], d.SMALL, d.WIDTH - 2, 4)):
+            for i, line in enumerate(chunks(url.split("//", 1)[-1], d.SMALL, d.WIDTH - 2, 4)):
                 c.text(2, 15 + i * 11, line, d.SMALL)
             return
         lines = d.wrap(_("BG Stats: scan for this game's page"), d.SMALL, width)

@@ -25,7 +25,7 @@ from companion.i18n import _
 
 from .. import draw as d
 from ..draw import Canvas
-from .menus import Layer
+from .common import Layer
 
 POLL_S = 1.0        # how often the box looks at the feeder's status (a dict read, no I/O): an offer shows within 2 s
 

@@ -36,6 +36,12 @@ the table says so).
 
 A long press of BACK, anywhere, asks "Undo the last action?" and names it
 ("Ben's locked card": a secret entry by its seat only); OK = undo.
+
+The rows that open a screen of their own find it in its module (phones.py,
+clock.py, game_page.py, brightness.py, hub.py, setup.py): this menu imports
+those screens, and none of them imports it.  What they share with it (the
+layers, the QR code, text cut into lines, a setting kept for the next
+start) is in common.py.
 """
 
 from __future__ import annotations
@@ -46,71 +52,19 @@ from pathlib import Path
 from companion import games
 from companion.i18n import LANGUAGES, _, normalise, set_language
 from companion.roster import Roster
-from appliance.settings_file import save_setting  # noqa: F401  (also the Language and Speak rows')
+from appliance.settings_file import save_setting
 from companion.timeline import MAX_NAME
 
 from .. import draw as d
 from ..draw import Canvas
+from . import brightness, clock, game_page, hub, setup
+from .common import Layer, ListLayer, own_wifi, save_box_setting
+from .phones import JoinScreen
 
 log = logging.getLogger("hardware.ui")
 
-ROW_H = d.LINE
-ROWS = 3            # text rows on the grid's pitch under the header (d.ROW_Y + i * d.PITCH)
-
 # Each language named in itself: found whatever the screen speaks now.
 LANGUAGE_NAMES = {"en": "English", "fr": "Français"}
-
-
-class Layer:
-    """A screen over the game: gets every button, draws the whole frame.
-    ``private`` layers show the PIN: the web mirror draws them on a canvas
-    marked ``mirror``, where they leave the PIN out."""
-
-    private = False
-
-    def __init__(self, app):
-        self.app = app
-
-    def key(self, name: str) -> None:
-        if name == "back":
-            self.app.pop()
-
-    def draw(self, c: Canvas) -> None:
-        raise NotImplementedError
-
-
-class ListLayer(Layer):
-    """A title and rows: UP/DOWN move (wrapping), OK picks, BACK leaves."""
-
-    title = ""
-
-    def __init__(self, app, cursor: int = 0):
-        super().__init__(app)
-        self.cursor = cursor
-
-    def rows(self) -> list[tuple[str, str]]:
-        """(label, right-hand text) of each row."""
-        raise NotImplementedError
-
-    def pick(self, index: int) -> None:
-        raise NotImplementedError
-
-    def key(self, name: str) -> None:
-        n = len(self.rows())
-        if name in ("up", "down") and n:
-            self.cursor = (self.cursor + (-1 if name == "up" else 1)) % n
-        elif name == "ok" and n:
-            self.pick(min(self.cursor, n - 1))
-        elif name == "back":
-            self.app.pop()
-
-    def draw(self, c: Canvas) -> None:
-        rows = self.rows()
-        self.cursor = min(self.cursor, max(0, len(rows) - 1))
-        c.header(self.title, f"{self.cursor + 1}/{len(rows)}" if len(rows) > ROWS else "")
-        first = max(0, min(self.cursor - ROWS + 2, len(rows) - ROWS)) if self.cursor >= ROWS - 1 else 0
-        for i, (label, right) in enumerate(rows[first:first + ROWS]):
-            c.row(d.ROW_Y + i * d.PITCH, label, first + i == self.cursor, height=ROW_H, right=right)
 
 
 class MainMenu(ListLayer):
@@ -125,29 +79,24 @@ class MainMenu(ListLayer):
         items.append((_("New game"), "\u25b8", lambda: self.app.push(GamePicker(self.app))))
         if self.app.has_game():
             items.append((_("Undo last action"), "", lambda: self.app.push(UndoConfirm(self.app))))
-            from .clock import open_clock
-            items.append((_("Turn clock"), "\u25b8", lambda: open_clock(self.app)))
+            items.append((_("Turn clock"), "\u25b8", lambda: clock.open_clock(self.app)))
         items.append((_("Phones (QR code)"), "", lambda: self.app.push(JoinScreen(self.app))))
-        from .game_page import GamePageScreen, offered
-        if offered(self.app):           # a finished game: its page (and "Add to BG Stats") in one scan
-            items.append((_("Game page (QR code)"), "", lambda: self.app.push(GamePageScreen(self.app))))
+        if game_page.offered(self.app):     # a finished game: its page (and "Add to BG Stats") in one scan
+            items.append((_("Game page (QR code)"), "", lambda: self.app.push(game_page.GamePageScreen(self.app))))
         if self.app.has_game():
             items.append((_("Phone seats"), "\u25b8", lambda: self.app.push(ClaimsMenu(self.app))))
         if self.app.join is not None:
             items.append((_("New PIN"), "", lambda: self.app.push(NewPinConfirm(self.app))))
-        from .brightness import entry as brightness_entry
-        items.append(brightness_entry(self.app))
+        items.append(brightness.entry(self.app))
         speak = self.app.config.get("speak") is True
         items.append((_("Speak"), _("on") if speak else _("off"), lambda: switch_speak(self.app, not speak)))
         if getattr(self.app, "hub", None) is not None:
-            from .hub import HubScreen
-            items.append((_("Hub"), "\u25b8", lambda: self.app.push(HubScreen(self.app))))
+            items.append((_("Hub"), "\u25b8", lambda: self.app.push(hub.HubScreen(self.app))))
         current = box_language(self.app)
         items.append((_("Language"), LANGUAGE_NAMES.get(current, current),
                       lambda: self.app.push(LanguagePicker(self.app))))
         if self.app.config.get("data_dir"):
-            from .setup import ResetConfirm
-            items.append((_("Reset settings"), "", lambda: self.app.push(ResetConfirm(self.app))))
+            items.append((_("Reset settings"), "", lambda: self.app.push(setup.ResetConfirm(self.app))))
         return items
 
     def rows(self):
@@ -165,8 +114,7 @@ class GamePicker(ListLayer):
         super().__init__(app)
         self.title = _("Pick the game")
         self.ids = games.available()
-        from .hub import offer
-        self.offer = offer(app) if getattr(app, "hub", None) is not None else None
+        self.offer = hub.offer(app) if getattr(app, "hub", None) is not None else None
         current = app.public.get("game")
         if current in self.ids and self.offer is None:
             self.cursor = self.ids.index(current)
@@ -181,8 +129,7 @@ class GamePicker(ListLayer):
     def pick(self, index):
         if self.offer is not None:
             if index == 0:
-                from .hub import HubOffer
-                self.app.push(HubOffer(self.app, self.offer))
+                self.app.push(hub.HubOffer(self.app, self.offer))
                 return
             index -= 1
         self.app.push(Setup(self.app, self.ids[index]))
@@ -326,10 +273,7 @@ def switch_speak(app, on: bool) -> None:
     """Menu → Speak: the box's voice (hardware/voice.py) on or off from the
     next change on, kept in ``<data>/companion.toml`` as ``speak``."""
     app.config["speak"] = bool(on)
-    store = getattr(app.session, "store", None)
-    folder = getattr(store, "dir", None)
-    if folder is not None:
-        save_setting(Path(folder) / "companion.toml", "speak", bool(on))
+    save_box_setting(app, "speak", bool(on))
 
 
 class UndoConfirm(Layer):
@@ -398,125 +342,9 @@ class NewPinConfirm(Layer):
         c.footer(_("BACK: keep it"))            # the hint row: its descenders clear of the last one
 
 
-class JoinScreen(Layer):
-    """The table's address as a QR code (2 px per module) and the PIN
-    (left out on the web mirror: the PIN is for the people at the table).
-
-    While the box runs its own Wi-Fi (appliance/wifi.py) the screen opens on
-    the network's QR code (``WIFI:T:WPA;S:…;P:…;;``: a phone's camera joins
-    it, and the phone's sign-in window then opens the scoreboard by itself);
-    OK turns to the address and PIN and back, BACK closes.  The Wi-Fi page
-    is on the mirror too: whoever reaches the mirror is on that network."""
-
-    private = True
-
-    def __init__(self, app):
-        super().__init__(app)
-        self.page = "wifi" if self.wifi is not None else "address"
-
-    @property
-    def wifi(self):
-        """Read at every draw (one ``stat``): a network that went down while
-        the screen is open must not stay on it as a QR code nobody can join."""
-        return own_wifi(self.app)
-
-    def key(self, name: str) -> None:
-        if name == "ok" and self.wifi is not None:
-            self.page = "address" if self.page == "wifi" else "wifi"
-        elif name in ("ok", "back"):
-            self.app.pop()
-
-    def draw(self, c: Canvas) -> None:
-        wifi = self.wifi
-        if self.page == "wifi" and wifi is not None:
-            self._draw_wifi(c, wifi)
-            return
-        join = self.app.join
-        if join is None:
-            c.header(_("Phones"))
-            c.center(24, _("The web page is not running."), d.SMALL)
-            return
-        url, pin = join
-        code = qr_image(url)
-        x = 2
-        if code is not None:
-            top = (d.HEIGHT - code.height) // 2
-            c.paste(code, 0, top)
-            x = code.width + 3
-        else:
-            c.text_fit(0, 52, url, d.WIDTH, d.SMALL)
-        c.text(x, 2, _("Join:"), d.SMALL)
-        c.text(x, 14, _("PIN"), d.SMALL)
-        if not getattr(c, "mirror", False):
-            c.text(x, 25, str(pin), d.largest_fitting(str(pin), d.WIDTH - x, (d.BIG, d.TITLE, d.STRONG, d.SMALL)))
-        if code is not None:
-            host = url.split("//", 1)[-1].rstrip("/")
-            lines = d.wrap(host.replace(":", " :").replace("/", " /"), d.SMALL, d.WIDTH - x)
-            for i, line in enumerate(lines[:2]):
-                c.text(x, 43 + i * 10, line.replace(" :", ":").replace(" /", "/"), d.SMALL)
-
-    def _draw_wifi(self, c: Canvas, wifi) -> None:
-        """The network's QR code at the left; at the right its name, then 🔒
-        and its password (no label: "mot de passe" would not fit beside the
-        code), each whole over as many lines as it needs (five in all, the
-        name one at least: typed by hand where a phone cannot scan; a
-        63-character password has no code and the whole width), then
-        "OK: address"."""
-        code = qr_image(wifi.qr_payload(), error="l")
-        x = 2
-        if code is not None:
-            c.paste(code, 0, (d.HEIGHT - code.height) // 2)
-            x = code.width + 2
-        width = d.WIDTH - x
-        lock = d.icon_width("lock")
-        password = _chunks(wifi.password, d.SMALL, width - lock, WIFI_LINES - 1)
-        name = _chunks(wifi.ssid, d.SMALL, width, WIFI_LINES - len(password))
-        for i, line in enumerate(name):
-            c.text(x, d.MARGIN + i * WIFI_PITCH, line, d.SMALL)
-        y = d.MARGIN + len(name) * WIFI_PITCH + 1
-        c.icon_in_line(x, y, "lock")
-        for i, line in enumerate(password):
-            c.text(x + lock, y + i * WIFI_PITCH, line, d.SMALL)
-        c.text_fit(x, 53, _("OK: address"), width, d.SMALL)
-
-
-#: The Wi-Fi page's lines beside the code: 10 px apart (the small font's
-#: capitals and descenders stay clear of each other), five above the hint.
-WIFI_PITCH = 10
-WIFI_LINES = 5
-
-
-def _chunks(text: str, font, width: int, lines: int) -> list[str]:
-    """``text`` cut anywhere (a password has no words) into at most
-    ``lines`` lines of ``width`` pixels, the last shortened if it must be."""
-    out: list[str] = []
-    while text and len(out) < lines - 1:
-        n = len(text)
-        while n > 1 and d.text_width(text[:n], font) > width:
-            n -= 1
-        out.append(text[:n])
-        text = text[n:]
-    if text:
-        out.append(d.fit(text, font, width))
-    return out
-
-
-def own_wifi(app):
-    """The box's own Wi-Fi (a :class:`appliance.wifi.Status`) or None: read
-    from the data folder's ``wifi.json`` (one ``stat`` when unchanged)."""
-    from appliance.wifi import own_status
-
-    try:
-        return own_status(app.config.get("data_dir"))
-    except Exception:            # a status that cannot be read: the address screen, as before
-        return None
-
-
 def offer_wifi(app) -> bool:
     """The box's own Wi-Fi just came up: show its QR code once, unless the
     table is busy (a menu open, a seat picking a secret)."""
-    from . import setup
-
     if setup.setup_mode(app) and own_wifi(app) is not None:    # the set-up screen has the Wi-Fi's code
         setup.tick(app)
         return False                    # the caller redraws: the screen's content changed
@@ -530,34 +358,6 @@ def offer_wifi(app) -> bool:
     app.wifi_offered = wifi.ssid
     app.push(JoinScreen(app))
     return True
-
-
-def qr_image(url: str, scale: int = 2, error: str = "m"):
-    """The QR code of ``url`` as a mode "1" image with lit quiet zone and dark
-    modules (scanners want dark on light), or None if it cannot fit 64 px at
-    2 px per module (1 px per module does not scan).  Error level L for the
-    Wi-Fi code: its ~46 characters fit version 3 (29 modules) only at L."""
-    import segno        # here, not at the top: 25 ms of imports the box's first frame need not wait for
-
-    code = segno.make_qr(url, error=error)
-    size = code.symbol_size(scale=1, border=0)[0]
-    for border in (2, 1):
-        if (size + 2 * border) * scale <= d.HEIGHT:
-            break
-    else:
-        return None
-    from PIL import Image
-
-    side = (size + 2 * border) * scale
-    image = Image.new("1", (side, side), d.ON)
-    pixels = image.load()
-    for r, row in enumerate(code.matrix):
-        for col, dark in enumerate(row):
-            if dark:
-                for dy in range(scale):
-                    for dx in range(scale):
-                        pixels[(col + border) * scale + dx, (r + border) * scale + dy] = d.OFF
-    return image
 
 
 def roster_names(app) -> tuple[list[str], list[str]]:

@@ -25,7 +25,8 @@ from companion.i18n import _
 
 from .. import draw as d
 from ..draw import Canvas
-from .menus import JoinScreen, Layer, _chunks, own_wifi, qr_image
+from .common import Layer, chunks, own_wifi, qr_image
+from .phones import JoinScreen
 
 log = logging.getLogger("hardware.ui")
 
@@ -115,7 +116,7 @@ class SetupScreen(Layer):
     def _draw_joining(self, c: Canvas, status: dict) -> None:
         c.header(_("Set-up"))
         c.center(18, _("Joining…"), d.STRONG)
-        for i, line in enumerate(_chunks(str(status.get("ssid") or ""), d.SMALL, d.WIDTH - 4, 2)):
+        for i, line in enumerate(chunks(str(status.get("ssid") or ""), d.SMALL, d.WIDTH - 4, 2)):
             c.center(32 + i * 10, line, d.SMALL)
         c.footer(_("Else: own Wi-Fi again"))
 
@@ -132,12 +133,12 @@ class SetupScreen(Layer):
         c.text_fit(x, d.MARGIN, _("Joined"), width, d.STRONG)
         y = 14
         address = str(status.get("address") or "")
-        for line in _chunks(address, d.SMALL, width, 2):
+        for line in chunks(address, d.SMALL, width, 2):
             c.text(x, y, line, d.SMALL)
             y += 10
         host = status.get("hostname")
         if host:
-            for line in _chunks(f"{host}.local", d.SMALL, width, max(1, (62 - y) // 10)):
+            for line in chunks(f"{host}.local", d.SMALL, width, max(1, (62 - y) // 10)):
                 c.text(x, y, line, d.SMALL)
                 y += 10
 
@@ -200,8 +201,6 @@ def tick(app) -> None:
         return
     # Over the Phones screen (it has the same Wi-Fi code), never over a menu
     # being used or a seat choosing a secret.
-    from .menus import JoinScreen
-
     busy = ((app.layers and not isinstance(app.layers[-1], JoinScreen))
             or (app.controller is not None and app.controller.is_private()))
     if not busy:

@@ -322,7 +322,7 @@ def test_join_screen_shows_a_scannable_qr_and_the_pin(make_box):
 
 
 def test_qr_code_fits_the_panel_or_is_left_out():
-    from hardware.ui.menus import qr_image
+    from hardware.ui.common import qr_image
 
     assert qr_image("http://192.168.1.20:8000/").size == (58, 58)          # version 2, 2-module border
     assert qr_image("http://companion-table.local:8000/").size == (62, 62)  # version 3, 1-module border

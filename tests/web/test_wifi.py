@@ -216,7 +216,7 @@ def test_networkmanager_gets_the_radio_ready_before_the_access_point_and_tries_t
 
 
 def test_the_panel_qr_code_holds_exactly_QR_BYTES():
-    from hardware.ui.menus import qr_image
+    from hardware.ui.common import qr_image
 
     head = wifi.wifi_qr_payload("", "")
     assert qr_image(head + "x" * (wifi.QR_BYTES - len(head)), error="l") is not None
@@ -226,7 +226,7 @@ def test_the_panel_qr_code_holds_exactly_QR_BYTES():
 @pytest.mark.parametrize("name", ["companion", "Table 12", "Table de Marc-Antoine Éloïse",
                                   "Club; de jeux: «Ça»", "x" * 40, "Ŝŝ" * 15])
 def test_the_default_network_name_leaves_room_for_the_qr_code(name):
-    from hardware.ui.menus import qr_image
+    from hardware.ui.common import qr_image
 
     ssid = wifi.default_ssid(name, "machine")
     assert ssid.endswith("-" + wifi.default_ssid("", "machine")[-4:]) and len(ssid) > 5
