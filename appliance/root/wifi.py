@@ -24,7 +24,7 @@ no internet.  Then it writes ``wifi.json`` for the box and the web, and
 waits; stopped (SIGTERM), it takes everything down again.
 
 The argument lists and configuration texts are plain functions, tested
-without a radio (tests/web/test_wifi.py); the VM test raises a real one
+without a radio (tests/core/test_own_wifi.py); the VM test raises a real one
 (tests/vm/wifi_check.py).
 """
 

@@ -1,248 +1,25 @@
-"""Set-up from a phone: set-up mode, the checks, the root side (with a fake
-system), the Setup page and API, the panel's screens (read back by zbar)."""
+"""Set-up from a phone, its web and box sides: the Setup page and API, the
+portal's landing in set-up mode, the panel's screens (read back by zbar)
+and the box's Reset settings.
+
+Set-up mode itself, the checks and the root side with a fake system are in
+tests/core/test_setup_mode.py (whence ``_key``)."""
 
 from __future__ import annotations
 
-import base64
-import io
 import json
 import shutil
-import struct
 import subprocess
-import threading
 from pathlib import Path
 
 import pytest
 
 from box_support import make_box, mock_factory  # noqa: F401 (fixtures)
 from appliance import setup, wifi
-from appliance.setup import SetupError
 from appliance.root import setup_apply as setup_root
-from appliance.root import wifi as system_wifi
+from test_setup_mode import _key
 
 ZBAR = shutil.which("zbarimg")
-
-
-def _key(kind="ssh-ed25519", body=b"k" * 32):
-    blob = struct.pack(">I", len(kind)) + kind.encode() + struct.pack(">I", len(body)) + body
-    return f"{kind} {base64.b64encode(blob).decode()} marc-antoine@laptop"
-
-
-# -- set-up mode ----------------------------------------------------------------------------------
-
-def test_setup_mode_is_a_fresh_folder_or_a_reset_and_a_reset_keeps_games(tmp_path):
-    assert setup.in_setup_mode(tmp_path), "no settings file, no record: fresh"
-    (tmp_path / "companion.toml").write_text('name = "Éloïse"\n')
-    assert not setup.in_setup_mode(tmp_path), "set up by hand"
-    (tmp_path / "games").mkdir()
-    (tmp_path / "games" / "1.jsonl").write_text("{}\n")
-    setup.reset(tmp_path)
-    assert setup.in_setup_mode(tmp_path)
-    assert not (tmp_path / "companion.toml").exists()
-    assert (tmp_path / setup.SET_ASIDE).read_text() == 'name = "Éloïse"\n', "set aside, not deleted"
-    assert (tmp_path / "games" / "1.jsonl").read_text() == "{}\n"
-    (tmp_path / "companion.toml").write_text('language = "fr"\n')     # the box's Language row
-    assert setup.in_setup_mode(tmp_path), "the record decides once there is one"
-    setup.mark_done(tmp_path)
-    assert not setup.in_setup_mode(tmp_path)
-    assert not setup.in_setup_mode(None)
-
-
-# -- the checks ---------------------------------------------------------------------------------------
-
-@pytest.mark.parametrize("ssid", ["", "x" * 33, "é" * 17, "a\nb", "a\0b", None, 5])
-def test_bad_network_names_are_refused(ssid):
-    with pytest.raises(SetupError):
-        setup.check_ssid(ssid)
-
-
-def test_network_names_and_passwords_that_work():
-    assert setup.check_ssid("Maison d'Éloïse") == "Maison d'Éloïse"
-    assert setup.check_ssid("é" * 16) == "é" * 16
-    assert setup.check_wifi_password("") == ""                         # an open network
-    assert setup.check_wifi_password("a b;c\"d'e") == "a b;c\"d'e"
-    assert setup.check_wifi_password("ab" * 32) == "ab" * 32           # 64 hex digits
-    for bad in ("short", "x" * 64, "ab" * 31 + "zz", "pass\nword1", "pass\0word1", "mot-de-passé", 12345678):
-        with pytest.raises(SetupError):
-            setup.check_wifi_password(bad)
-
-
-def test_time_zones_are_names_of_the_database_and_nothing_else(tmp_path):
-    zones = tmp_path / "zoneinfo"
-    (zones / "Europe").mkdir(parents=True)
-    (zones / "Europe" / "Paris").write_bytes(b"TZif2...")
-    (zones / "Europe" / "Fake").write_bytes(b"#!/bin/sh\n")
-    assert setup.check_timezone("Europe/Paris", zones) == "Europe/Paris"
-    for bad in ("Europe/Fake", "Europe/Nowhere", "../zoneinfo/Europe/Paris", "/etc/passwd", "Europe/../Europe/Paris",
-                "Europe/Paris;reboot", "", None, "$(reboot)"):
-        with pytest.raises(SetupError):
-            setup.check_timezone(bad, zones)
-
-
-def test_an_ssh_key_is_one_public_key_line():
-    for kind in ("ssh-ed25519", "ecdsa-sha2-nistp256", "ssh-rsa"):
-        assert setup.check_ssh_key("  " + _key(kind) + "\n") == _key(kind)
-    good = _key()
-    bad = [
-        good + "\nssh-ed25519 AAAA evil",                  # two lines
-        'command="sh" ' + good,                           # options in front
-        good.replace("ssh-ed25519 ", "ssh-dss ", 1),      # a type not taken
-        _key().replace("ssh-ed25519", "ssh-rsa", 1),      # the blob says another type
-        "ssh-ed25519 not-base64!",
-        good + " \x1b[31m",                               # a comment with control characters
-        "", None,
-    ]
-    for text in bad:
-        with pytest.raises(SetupError):
-            setup.check_ssh_key(text)
-
-
-def test_the_scan_is_parsed_as_nmcli_escapes_it():
-    out = ("home-wifi:72:WPA2\n"
-           "home-wifi:40:WPA2\n"
-           "caf\\:e\\\\bar:55:--\n"
-           ":90:WPA2\n"                                   # hidden: no name
-           "Maison d'Éloïse:30:WPA1 WPA2\n")
-    assert setup.parse_scan(out) == [
-        {"ssid": "home-wifi", "signal": 72, "secured": True},
-        {"ssid": "caf:e\\bar", "signal": 55, "secured": False},
-        {"ssid": "Maison d'Éloïse", "signal": 30, "secured": True}]
-
-
-def test_why_a_join_failed():
-    assert setup.classify_failure("Error: Connection activation failed: Secrets were required, but not "
-                                  "provided.") == "wrong_password"
-    assert setup.classify_failure("Error: No network with SSID 'x' found.") == "not_found"
-    assert setup.classify_failure("Error: Connection activation failed: IP configuration could not be "
-                                  "reserved") == "failed"
-
-
-# -- the root side, with a fake system -------------------------------------------------------------
-
-class FakeNM(system_wifi.System):
-    """NetworkManager that knows one network, ``home`` with ``right-pass``."""
-
-    def __init__(self):
-        self.ran, self.profiles, self.address = [], {"old-uuid"}, None
-
-    def run(self, argv, *, input=None, timeout=60):
-        self.ran.append(list(argv))
-        if argv[:4] == ["nmcli", "-t", "-f", "RUNNING"]:
-            return 0, "running\n"
-        if argv[:3] == ["nmcli", "-g", "GENERAL.STATE"]:
-            return 0, "30 (disconnected)\n"
-        if argv[:4] == ["nmcli", "-t", "-f", "UUID,TYPE"]:
-            return 0, "".join(f"{u}:802-11-wireless\n" for u in sorted(self.profiles))
-        if argv[:4] == ["nmcli", "-t", "-f", "SSID,SIGNAL,SECURITY"]:
-            return 0, "home:70:WPA2\n"
-        if "connect" in argv:
-            ssid = argv[argv.index("connect") + 1]
-            if ssid != "home":
-                return 10, f"Error: No network with SSID '{ssid}' found."
-            self.profiles.add(f"new-{len(self.ran)}")
-            if argv[argv.index("password") + 1] != "right-pass":
-                return 4, "Error: Connection activation failed: Secrets were required, but not provided."
-            self.address = "192.168.77.42"
-            return 0, "Device 'wlan0' successfully activated"
-        if argv[:3] == ["nmcli", "connection", "delete"] and argv[3] == "uuid":
-            self.profiles.discard(argv[4])
-        if argv[:2] == ["ip", "-4"] and self.address:
-            return 0, f"3: wlan0    inet {self.address}/24 brd 192.168.77.255 scope global wlan0\n"
-        return 0, ""
-
-    def which(self, name):
-        return f"/usr/bin/{name}"
-
-
-def test_a_wrong_password_is_told_apart_and_leaves_no_profile():
-    nm = FakeNM()
-    out = setup_root.join("wlan0", {"ssid": "home", "password": "wrong-pass"}, nm, sleep=lambda s: None)
-    assert out == {"state": "failed", "ssid": "home", "reason": "wrong_password"}
-    assert nm.profiles == {"old-uuid"}, "the failed profile is deleted, the others kept"
-    out = setup_root.join("wlan0", {"ssid": "gone", "password": "whatever1"}, nm, sleep=lambda s: None)
-    assert out["reason"] == "not_found"
-    out = setup_root.join("wlan0", {"ssid": "home", "password": "right-pass"}, nm, sleep=lambda s: None)
-    assert out == {"state": "joined", "ssid": "home", "address": "192.168.77.42"}
-    assert ["nmcli", "--wait", "30", "device", "wifi", "connect", "home", "password", "right-pass",
-            "ifname", "wlan0"] in nm.ran, "argv, never a shell string"
-
-
-def _fake_radio(tmp_path):
-    net = tmp_path / "net"
-    (net / "wlan0" / "wireless").mkdir(parents=True)
-    (net / "wlan0" / "operstate").write_text("up\n")       # a known network in reach...
-    return net
-
-
-def _wait_for(predicate, what):
-    done = threading.Event()
-    for _ in range(600):
-        if predicate():
-            return
-        done.wait(0.05)
-    raise AssertionError(f"never: {what}")
-
-
-def test_in_setup_mode_the_box_raises_its_network_then_joins_from_a_request(tmp_path, monkeypatch):
-    monkeypatch.setattr(system_wifi, "SYS_NET", _fake_radio(tmp_path))
-    monkeypatch.setattr(setup_root.time, "sleep", lambda s: None)
-    data = tmp_path / "data"
-    data.mkdir()
-    nm, stop, rc = FakeNM(), threading.Event(), []
-    worker = threading.Thread(target=lambda: rc.append(system_wifi.main(data, {"wifi": "auto"}, system=nm, stop=stop)))
-    worker.start()
-    try:
-        # ...and still its own network: set-up mode; the networks it saw for the page.
-        _wait_for(lambda: wifi.own_status(data) is not None, "the own network")
-        assert wifi.read_status(data).reason == "set-up"
-        assert setup.read_networks(data) == [{"ssid": "home", "signal": 70, "secured": True}]
-        # A hostile request (a newline in the name): refused, nothing tried.
-        (data / setup.JOIN_REQUEST).write_text(json.dumps({"ssid": "home\n", "password": "right-pass"}))
-        _wait_for(lambda: (setup.read_status(data) or {}).get("state") == "failed", "the refusal")
-        assert not any("connect" in argv for argv in nm.ran)
-        # The wrong password: back on its own network, and why.
-        (data / setup.JOIN_REQUEST).write_text(json.dumps({"ssid": "home", "password": "wrong-pass"}))
-        _wait_for(lambda: (setup.read_status(data) or {}).get("reason") == "wrong_password", "wrong password")
-        assert wifi.own_status(data) is not None and setup.in_setup_mode(data)
-        # The right one: joined, the own network down for good, set-up done.
-        (data / setup.JOIN_REQUEST).write_text(json.dumps({"ssid": "home", "password": "right-pass"}))
-        worker.join(30)
-        assert rc == [0]
-    finally:
-        stop.set()
-        worker.join(10)
-    status = setup.read_status(data)
-    assert status["state"] == "joined" and status["address"] == "192.168.77.42"
-    assert wifi.read_status(data).mode == "join"
-    assert not setup.in_setup_mode(data)
-    assert ["nmcli", "connection", "down", system_wifi.CONNECTION] in nm.ran
-
-
-def test_the_system_request_is_applied_only_in_setup_mode(tmp_path):
-    data, ssh, sshd = tmp_path / "data", tmp_path / "root-ssh", tmp_path / "sshd.d"
-    data.mkdir()
-    nm = FakeNM()
-    (data / setup.SYSTEM_REQUEST).write_text(json.dumps({"timezone": "Europe/Paris", "hostname": "marc-antoine",
-                                                         "ssh_key": _key()}))
-    status = setup_root.apply_system(data, nm, ssh_dir=ssh, sshd_dir=sshd)
-    assert status == {"timezone": "Europe/Paris", "hostname": "marc-antoine", "ssh": "on"}
-    assert ["timedatectl", "set-timezone", "Europe/Paris"] in nm.ran
-    assert ["hostnamectl", "set-hostname", "marc-antoine"] in nm.ran
-    assert (ssh / "authorized_keys").read_text() == f"{_key()} # {setup_root.KEY_MARK}\n"
-    assert "PasswordAuthentication no" in (sshd / "companion-setup.conf").read_text()
-    assert not (data / setup.SYSTEM_REQUEST).exists()
-    # Set up: the same request does nothing (the PIN opens set-up, not a root shell).
-    setup.mark_done(data)
-    nm.ran.clear()
-    (data / setup.SYSTEM_REQUEST).write_text(json.dumps({"ssh_key": _key(body=b"m" * 32)}))
-    status = setup_root.apply_system(data, nm, ssh_dir=ssh, sshd_dir=sshd)
-    assert "not in set-up mode" in status["error"] and nm.ran == []
-    assert (ssh / "authorized_keys").read_text() == f"{_key()} # {setup_root.KEY_MARK}\n"
-    # Hostile input written straight into the file: refused whole.
-    setup.mark_done(data, False)
-    (data / setup.SYSTEM_REQUEST).write_text(json.dumps({"timezone": "../../etc/shadow", "ssh_key": _key()}))
-    status = setup_root.apply_system(data, nm, ssh_dir=ssh, sshd_dir=sshd)
-    assert status["error"] and nm.ran == []
 
 
 # -- the page and its API ---------------------------------------------------------------------------
@@ -448,18 +225,3 @@ def test_reset_settings_on_the_box_asks_then_puts_it_in_setup_mode(tmp_path, mak
     assert setup.in_setup_mode(data)
     assert (data / setup.SET_ASIDE).read_text() == 'name = "Éloïse"\n'
     assert isinstance(box.app.layers[-1], SetupScreen)
-
-
-def test_a_reset_brings_the_wifi_unit_up_in_setup_mode(tmp_path, monkeypatch):
-    data = tmp_path / "data"
-    data.mkdir()
-    monkeypatch.setattr(setup_root.shutil, "which", lambda name: f"/usr/bin/{name}")
-    nm = FakeNM()
-    setup.mark_done(data)
-    setup_root.main(data, nm)
-    assert not any(argv[:2] == ["systemctl", "restart"] for argv in nm.ran), "set up: left alone"
-    wifi.write_status(data, wifi.Status(mode="own", ssid="x", password="k7mxq2wv9pzt", address=wifi.ADDRESS,
-                                        reason="the setting"))
-    setup.reset(data)
-    setup_root.main(data, nm)
-    assert ["systemctl", "restart", "--no-block", "companion-wifi.service"] in nm.ran
