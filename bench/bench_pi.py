@@ -141,7 +141,9 @@ class _Lines:
 
 
 def _spawn_companion(limit: cpulimit.CpuLimit, data: Path, root: Path = ROOT):
-    cmd = [sys.executable, "-m", "appliance.cli", "run", "--mock", "--host", "127.0.0.1", "--port", "0",
+    # The command line is appliance/cli.py; a baseline older than that package had it in companion/.
+    cli = "appliance.cli" if (root / "appliance" / "cli.py").exists() else "companion.cli"
+    cmd = [sys.executable, "-m", cli, "run", "--mock", "--host", "127.0.0.1", "--port", "0",
            "--data", str(data)]
     env = _env()
     if root != ROOT:    # another revision's files come first on the path (``-m`` puts the cwd first)
