@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
-import subprocess
 import sys
 
 from appliance import MACHINES
@@ -166,6 +165,8 @@ def main(argv=None) -> int:
 def _run(args, command) -> int:
     if args.command not in RUNS_PROGRAMS:
         return command(args)
+    import subprocess
+
     try:
         return command(args)
     except subprocess.CalledProcessError as exc:
