@@ -256,10 +256,7 @@ def switch_language(app, language: str) -> None:
     app.config["language"] = language
     app.language = language
     set_language(language)
-    store = getattr(app.session, "store", None)
-    folder = getattr(store, "dir", None)
-    if folder is not None:
-        save_language(Path(folder) / "companion.toml", language)
+    save_box_setting(app, "language", language)
 
 
 def save_language(path: Path, language: str) -> bool:
