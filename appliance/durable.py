@@ -37,6 +37,21 @@ def write_json(path: Path, obj, mode: int = 0o644) -> None:
     fsync_dir(path.parent)
 
 
+def write_text(path: Path, text: str, mode: int = 0o644) -> None:
+    """Write ``text`` so that after a power cut the file is either the old or
+    the new one (root's own folders: a fixed temporary name is safe there)."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.chmod(tmp, mode)
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
+
+
 def read_json(path: Path):
     try:
         return json.loads(Path(path).read_text("utf-8"))

@@ -81,14 +81,16 @@ class SetupError(ValueError):
 # -- set-up mode ------------------------------------------------------------------------------
 
 def read_json(path: Path, limit: int = MAX_REQUEST):
-    """A small JSON file, or None (missing, too big, not JSON)."""
+    """A small JSON file, or None (missing, too big, not JSON, or, read by
+    root, a link: appliance/wifi.py's ``read_private``)."""
+    from .wifi import read_private
+
+    raw = read_private(Path(path), limit)
+    if raw is None:
+        return None
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read(limit + 1)
-        if len(raw) > limit:
-            return None
         return json.loads(raw.decode("utf-8"))
-    except (OSError, ValueError, UnicodeError):
+    except (ValueError, UnicodeError):
         return None
 
 
@@ -106,6 +108,28 @@ def mark_done(data_dir, done: bool = True) -> None:
     write_private(Path(data_dir) / RECORD, json.dumps({"done": bool(done)}) + "\n")
 
 
+#: "Reset settings" on the box's buttons waits this long for the owner's
+#: confirmation (a phone, the owner's password: web/owner.py).
+RESET_WINDOW_S = 600
+RESET_ASKED = "reset-asked.json"
+
+
+def ask_reset(data_dir, now: float | None = None) -> None:
+    """The box's buttons asked for a reset: the owner confirms it on a phone."""
+    import time
+
+    write_private(Path(data_dir) / RESET_ASKED, json.dumps({"at": time.time() if now is None else now}) + "\n")
+
+
+def reset_asked(data_dir, now: float | None = None) -> bool:
+    import time
+
+    record = read_json(Path(data_dir) / RESET_ASKED)
+    at = record.get("at") if isinstance(record, dict) else None
+    now = time.time() if now is None else now
+    return isinstance(at, (int, float)) and 0 <= now - at <= RESET_WINDOW_S
+
+
 def reset(data_dir) -> None:
     """"Reset settings": the settings file set aside (never deleted) and the
     record back to "not done".  Games, the roster, the Wi-Fi password stay."""
@@ -113,7 +137,7 @@ def reset(data_dir) -> None:
     settings = folder / SETTINGS
     if settings.exists():
         os.replace(settings, folder / SET_ASIDE)
-    for name in (STATUS, JOIN_REQUEST, SYSTEM_STATUS):
+    for name in (STATUS, JOIN_REQUEST, SYSTEM_STATUS, RESET_ASKED):
         try:
             (folder / name).unlink()
         except FileNotFoundError:

@@ -158,10 +158,10 @@ def box_password(data_dir: Path, fixed: str | None = None) -> str:
         return fixed
     path = Path(data_dir) / PASSWORD_FILE
     try:
-        kept = path.read_text(encoding="ascii").strip()
+        kept = (read_private(path, 256) or b"").decode("ascii").strip()
         check_password(kept)
         return kept
-    except (OSError, UnicodeError, WifiSettingError):
+    except (UnicodeError, WifiSettingError):
         pass
     password = draw_password()
     _write_private(path, password + "\n")
@@ -253,7 +253,7 @@ def read_status(data_dir) -> Status | None:
     if cached and cached[0] == key:
         return cached[1]
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = json.loads((read_private(path) or b"").decode("utf-8"))
         status = Status(**{k: raw.get(k) for k in Status.__dataclass_fields__})
         if status.mode not in ("own", "join"):
             status = None
@@ -270,7 +270,18 @@ def own_status(data_dir) -> Status | None:
 
 
 def _write_private(path: Path, text: str, owner: tuple[int, int] | None = None) -> None:
-    """Write ``text`` owner-only, whole or not at all (a power cut leaves the old file)."""
+    """Write ``text`` owner-only, whole or not at all (a power cut leaves the old file).
+
+    Root writes some of these files (the Wi-Fi unit, set-up's root side) into
+    the service's folder, for the service: then the file is made new beside
+    it without following any link the service may have planted, and handed
+    over by its descriptor (appliance/root/safefs.py)."""
+    path = Path(path)
+    if os.geteuid() == 0:
+        from .root import safefs
+
+        safefs.write_file(path.parent, path.name, text.encode("utf-8"), mode=0o600, owner=owner)
+        return
     tmp = path.with_name(path.name + ".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
@@ -278,13 +289,21 @@ def _write_private(path: Path, text: str, owner: tuple[int, int] | None = None) 
         os.fsync(fd)
     finally:
         os.close(fd)
-    if owner is None:
-        try:
-            st = path.parent.stat()
-            owner = (st.st_uid, st.st_gid)
-        except OSError:
-            owner = None
-    if owner is not None and os.geteuid() == 0:
-        # Written by the root side, read by the companion's service user.
-        os.chown(tmp, *owner)
     os.replace(tmp, path)
+
+
+def read_private(path: Path, limit: int = 64 * 1024) -> bytes | None:
+    """A small file of the data folder, or None.  Root reads it without
+    following a link (a ``wifi-password`` pointing at ``/etc/shadow`` is
+    no file at all to root)."""
+    path = Path(path)
+    if os.geteuid() == 0:
+        from .root import safefs
+
+        return safefs.read_file(path.parent, path.name, limit)
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(limit + 1)
+    except OSError:
+        return None
+    return raw if len(raw) <= limit else None

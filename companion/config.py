@@ -62,15 +62,22 @@ def default_data_dir() -> Path:
     return Path(base) / "companion"
 
 
-def load(data_dir: Path, path: str | None = None) -> dict:
-    """The settings: defaults, overlaid by the TOML file, overlaid by the environment."""
+def load(data_dir: Path, path: str | None = None, *, read=None) -> dict:
+    """The settings: defaults, overlaid by the TOML file, overlaid by the environment.
+
+    ``read(path) -> bytes | None`` reads the file instead of ``open``: root
+    passes one that follows no link in the service's folder."""
     config = {k: (dict(v) if isinstance(v, dict) else v) for k, v in DEFAULTS.items()}
     file = Path(path) if path else Path(data_dir) / "companion.toml"
-    if file.exists():
+    raw = None
+    if read is not None:
+        raw = read(file)
+    elif file.exists():
+        raw = file.read_bytes()
+    if raw is not None:
         import tomllib      # only with a file: its regexes cost ~5 ms at each start
 
-        with file.open("rb") as fh:
-            loaded = tomllib.load(fh)
+        loaded = tomllib.loads(raw.decode("utf-8"))
         for key, value in loaded.items():
             if isinstance(config.get(key), dict) and isinstance(value, dict):
                 config[key].update(value)

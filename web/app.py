@@ -17,7 +17,9 @@ from jinja2 import BytecodeCache
 from companion.i18n import N_, gettext
 
 from . import errors
-from .auth import PinGuard, SeatTokens
+from appliance import owner
+
+from .auth import OwnerGuard, PinGuard, SeatTokens
 from .hosts import HostCheck
 from .streams import Hub, StreamSlots, sse_event
 
@@ -62,6 +64,7 @@ class Companion:
                               table_refill_s=float(config.get("pin_table_refill_s", 60.0)),
                               alarm_after=int(config.get("pin_alarm_after", 10)),
                               alarm=self._someone_is_guessing)
+        self.owner_guard = OwnerGuard(self._owner_hash)
         self.seats = SeatTokens(session)
         self.hosts = HostCheck(config)
         self.slots = StreamSlots(int(config.get("max_streams") or 100))
@@ -95,6 +98,11 @@ class Companion:
             notices = list(self.session.table.notices)
         language = language or self.config.get("language")
         return {"notices": [gettext(template, language, **(params or {})) for template, params in notices]}
+
+    def _owner_hash(self) -> str | None:
+        """The owner's password hash the service keeps (appliance/owner.py)."""
+        folder = self.config.get("data_dir")
+        return owner.read_hash(folder) if folder else None
 
     def set_pin(self, pin: str) -> None:
         """A new table PIN (drawn on the box's menu): the old one stops
@@ -192,7 +200,8 @@ def create_app(session, *, box=None, config: dict, pin: str) -> Flask:
     """The Flask app of one table.  ``config`` is the dict of
     :func:`companion.config.load` (plus ``mock`` and ``url`` from the
     runner); ``pin`` the table PIN shown on the box."""
-    from . import api, backup, clock, dev, game_api, history, pages, plays, portal, roster, seats, setup, update
+    from . import (api, backup, clock, dev, game_api, history, owner, pages, plays, portal, roster, seats, setup,
+                   update)
     from .rules import LazyBuildRule
 
     app = Flask("web")
@@ -221,6 +230,7 @@ def create_app(session, *, box=None, config: dict, pin: str) -> Flask:
     app.register_blueprint(clock.bp)
     app.register_blueprint(update.bp)
     app.register_blueprint(setup.bp)
+    app.register_blueprint(owner.bp)
     _seed_roster(session, config)
     return app
 

@@ -47,6 +47,7 @@ from companion.i18n import N_
 from .errors import ApiError
 
 PIN_HEADER = "X-Table-Pin"
+OWNER_HEADER = "X-Owner-Password"
 TOKEN_HEADER = "X-Seat-Token"
 MAX_LABEL = 24
 
@@ -130,7 +131,7 @@ class PinGuard:
                 wait = max(1, math.ceil((1 - self._bucket) * self.table_refill_s))
             else:
                 wait = 0
-                right = hmac.compare_digest(supplied.encode("utf-8", "replace"), self.pin.encode("utf-8"))
+                right = self._right(supplied)
                 if right:
                     self._misses.pop(client, None)
                     self._trusted.pop(client, None)
@@ -140,14 +141,18 @@ class PinGuard:
                 else:
                     alarm = self._count_miss(client, pin=True)
         if wait:
-            raise ApiError(429, N_("too many wrong PINs at this table: wait {seconds} s "
-                                   "(the PIN is on the box)"),
-                           headers={"Retry-After": str(wait)}, seconds=wait)
+            raise ApiError(429, self.too_many, headers={"Retry-After": str(wait)}, seconds=wait)
         if right:
             return
         if alarm is not None and self.alarm is not None:
             self.alarm(alarm)
-        raise ApiError(403, N_("wrong table PIN (it is shown on the box)"))
+        raise ApiError(403, self.wrong)
+
+    too_many = N_("too many wrong PINs at this table: wait {seconds} s (the PIN is on the box)")
+    wrong = N_("wrong table PIN (it is shown on the box)")
+
+    def _right(self, supplied: str) -> bool:
+        return hmac.compare_digest(supplied.encode("utf-8", "replace"), self.pin.encode("utf-8"))
 
     def bound(self, seconds: float, trusted: int) -> int:
         """The most wrong PINs compared in ``seconds`` after a PIN is drawn
@@ -194,6 +199,39 @@ class PinGuard:
                 self._alarmed = (self.wrong_pins, now)
                 alarm = self.wrong_pins
         return alarm
+
+
+class OwnerGuard(PinGuard):
+    """The owner's password, throttled as the PIN is, and tighter: the
+    system is the owner's, and each comparison is a slow hash.
+
+    Per address: ``tries`` wrong in a row, then a block.  Table-wide, from
+    any number of addresses: at most ``table_burst`` (10) wrong passwords
+    compared, then one each ``table_refill_s`` (60 s); beyond that a
+    request is refused *before* its password is compared (429), so 300
+    wrong passwords from 30 addresses in a minute get at most 11 compared.
+    An address that showed the right password keeps its way in.  The hash
+    is read afresh at each comparison (set-up writes it; a reset removes it).
+    """
+
+    too_many = N_("too many wrong owner passwords: wait {seconds} s")
+    wrong = N_("wrong owner password")
+
+    def __init__(self, read_hash, **kw):
+        kw.setdefault("table_burst", 10)
+        kw.setdefault("table_refill_s", 60.0)
+        kw.setdefault("tries", 5)
+        kw.setdefault("block_s", 30.0)
+        super().__init__("", **kw)
+        self.read_hash = read_hash          # () -> the hash kept, or None
+        self.compared = 0                   # comparisons made (wrong or right), for the tests and the bench
+
+    def _right(self, supplied: str) -> bool:
+        from appliance import owner
+
+        self.compared += 1
+        hashed = self.read_hash()
+        return hashed is not None and owner.verify(supplied, hashed)
 
 
 class SeatTokens:

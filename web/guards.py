@@ -24,6 +24,9 @@ answers a missing or wrong credential the same way:
   phone that claimed a seat may do with its own token (enter its own bid,
   end its turn, release its seat), the PIN doing the same for anyone.
 * :func:`seat_token` — a seat token alone (reading a seat's private view).
+* :func:`owner_required` — a decorator for a route that changes the
+  system, not the game (updates, a restore, SSH and release keys): the
+  owner's password (header ``X-Owner-Password``), never the PIN alone.
 
 Each refusal says, in the request's language, which credential to send
 (the 401 texts are the routes' own, so a phone can tell the table what to
@@ -40,7 +43,7 @@ from flask import request
 from companion.i18n import N_
 
 from .app import companion
-from .auth import PIN_HEADER, TOKEN_HEADER
+from .auth import OWNER_HEADER, PIN_HEADER, TOKEN_HEADER
 from .errors import ApiError
 
 # The usual 401 of a route that a seat token or the PIN opens.
@@ -93,7 +96,45 @@ def pin_required(missing: str):
     return decorate
 
 
-# The owner's password (header X-Owner-Password) will have its decorator here, beside pin_required.
+def owner_shown(missing: str) -> None:
+    """Refuse the request unless it shows the owner's password (header
+    ``X-Owner-Password``): 401 with ``missing`` when it sends none (the
+    table PIN alone is none), 403 when the box has no owner yet or the
+    password is wrong, 429 while this address or the box is throttled
+    (:class:`~web.auth.OwnerGuard`: at most 10 wrong ones compared, then
+    one a minute, from any number of addresses)."""
+    c = companion()
+    supplied = request.headers.get(OWNER_HEADER, "")
+    if not supplied:
+        raise ApiError(401, missing)
+    c.owner_guard.refuse_if_blocked(client())
+    if c.owner_guard.read_hash() is None:
+        raise ApiError(403, NO_OWNER)
+    c.owner_guard.check(supplied, client())
+
+
+NO_OWNER = N_("this box has no owner yet: the owner password is chosen when set-up ends (the Setup page)")
+
+
+def owner_required(missing: str):
+    """A view decorator for what changes the system rather than the game
+    (updates, a restore, SSH and release keys): the view runs only for a
+    request that shows the owner's password (:func:`owner_shown`), never
+    for the table PIN alone.  ``missing`` is the 401's text and names the
+    owner::
+
+        @bp.post("/api/backup/restore")
+        @owner_required(N_("restoring a backup is the owner's: send the owner password "
+                           "(header X-Owner-Password)"))
+        def restore(): ...
+    """
+    def decorate(view):
+        @functools.wraps(view)
+        def guarded(*args, **kwargs):
+            owner_shown(missing)
+            return view(*args, **kwargs)
+        return guarded
+    return decorate
 
 
 def seat_token(token: str, seat: int | None = None) -> int:

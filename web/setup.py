@@ -1,17 +1,28 @@
 """The Setup page: a box with no settings yet, set up from a phone.
 
-    GET  /setup         the page: name, language, time zone, Join a Wi-Fi, SSH key
+    GET  /setup         the page: name, language, time zone, owner password,
+                        Join a Wi-Fi, SSH key, Finish
     GET  /api/setup     what the page shows, as JSON (public: no secret, no PIN)
     POST /api/setup     X-Table-Pin; JSON {"name", "language", "timezone",
-                        "ssid", "password", "ssh_key"}, each optional
+                        "ssid", "password", "ssh_key", "owner_password",
+                        "done"}, each optional
 
 Only while the box is in set-up mode (appliance/setup.py: fresh, or "Reset
-settings" on its buttons): otherwise POST is refused (409) and the page
-says how to get there.  Every field is checked before anything is done; one
-bad field refuses the whole request with a one-line message, and nothing
-changes.  The name and language go into ``companion.toml`` at once; the
-rest is for root (appliance/root/setup_apply.py) as request files in the data
-folder, which root checks again.
+settings" on its buttons, confirmed by the owner): otherwise POST is
+refused (409) whatever the credential, and the page says how to get there.
+
+Set-up *ends* with ``"done": true`` (the page's Finish) or with a house
+Wi-Fi joined (``ssid``): either needs the owner's password, chosen in that
+request or an earlier one of the same set-up (``owner_password``,
+appliance/owner.py says the rule).  An SSH key is taken only in the
+request that finishes set-up; later it is the owner's (web/owner.py).
+
+Every field is checked before anything is done; one bad field refuses the
+whole request with a one-line message, and nothing changes.  The name and
+language go into ``companion.toml`` at once, the owner's hash into
+``owner.json``; the rest is for root (appliance/root/setup_apply.py) as
+request files in the data folder, which root checks again against its own
+record, never this folder's.
 
 What GET shows (the networks in reach, the join's outcome, the box's new
 address) is the same for anyone near the box, so it needs no PIN; it never
@@ -25,17 +36,27 @@ from pathlib import Path
 
 from flask import Blueprint, jsonify, request
 
+from appliance import owner
 from appliance import setup as core
 from companion.i18n import LANGUAGES, N_
 from appliance.settings_file import save_setting
 
 from .app import companion
 from .errors import ApiError
-from .guards import pin_required
+from .guards import require_pin
 
 bp = Blueprint("setup", __name__)
 
-FIELDS = ("name", "language", "timezone", "ssid", "password", "ssh_key")
+FIELDS = ("name", "language", "timezone", "ssid", "password", "ssh_key", "owner_password", "done")
+#: Where the box has a root side to ask (the units systemd/install.sh
+#: installs); elsewhere (a laptop) no request carries the owner's password,
+#: which nobody would take and remove.
+ROOT_UNIT = Path("/etc/systemd/system/companion-setup.path")
+
+
+def root_side() -> bool:
+    value = companion().config.get("root_requests")
+    return ROOT_UNIT.exists() if value is None else bool(value)
 
 
 def data_dir() -> Path | None:
@@ -58,6 +79,8 @@ def public_view() -> dict:
         "join": None,
         "back_within_s": core.BACK_WITHIN_S,
         "ssh": system.get("ssh") if isinstance(system, dict) else None,
+        "owner": bool(folder) and owner.read_hash(folder) is not None,
+        "owner_rule": {"min": owner.MIN_LEN, "max": owner.MAX_LEN},
         "timezone": system.get("timezone") if isinstance(system, dict) else None,
     }
     if status:
@@ -96,23 +119,43 @@ def checked(body: dict) -> dict:
         raise core.SetupError("ssid", N_("network: pick one"))
     if body.get("ssh_key"):
         out["ssh_key"] = core.check_ssh_key(body["ssh_key"])
+    if body.get("owner_password") not in (None, ""):
+        out["owner_password"] = owner.check_password(body["owner_password"])
+    if "done" in body and not isinstance(body["done"], bool):
+        raise core.SetupError("done", N_("done: true or false"))
     return out
 
 
+def root_request(folder: Path, name: str, request: dict) -> None:
+    """A request file for root; the owner's password only where root takes it."""
+    if not root_side():
+        request.pop("owner_password", None)
+    core.write_private(folder / name, json.dumps(request) + "\n")
+
+
 @bp.post("/api/setup")
-@pin_required(N_("setting up the box needs the table PIN (header X-Table-Pin), shown on the box"))
 def setup_submit():
     c = companion()
     folder = data_dir()
     if folder is None or not core.in_setup_mode(folder):
-        raise ApiError(409, N_("this box is already set up: to set it up again, Menu ▸ Reset settings on the box"))
+        # Before the PIN: a set-up box refuses set-up to everyone alike.
+        raise ApiError(409, N_("this box is already set up: to set it up again, Menu ▸ Reset settings on the box, "
+                               "then the owner confirms"))
+    require_pin(N_("setting up the box needs the table PIN (header X-Table-Pin), shown on the box"))
     body = request.get_json(silent=True)
     if not isinstance(body, dict) or set(body) - set(FIELDS):
         raise ApiError(400, N_("send a JSON object with some of: {fields}"), fields=", ".join(FIELDS))
     try:
         values = checked(body)
-    except core.SetupError as exc:
+    except (core.SetupError, owner.OwnerError) as exc:
         raise ApiError(400, exc.template, **exc.params) from None
+    finishing = body.get("done") is True
+    joining = "ssid" in values
+    if "ssh_key" in values and not finishing:
+        raise ApiError(400, N_("an SSH key is added when set-up ends (Finish), or later by the owner"))
+    if (finishing or joining) and "owner_password" not in values and owner.read_hash(folder) is None:
+        raise ApiError(400, N_("choose the owner password to finish set-up ({low} to {high} characters)"),
+                       low=owner.MIN_LEN, high=owner.MAX_LEN)
     if core.read_json(folder / core.RECORD) is None:
         # A fresh box has no record; writing companion.toml must not end set-up.
         core.mark_done(folder, False)
@@ -123,18 +166,29 @@ def setup_submit():
     for key in ("name", "language"):
         if key in values:
             c.config[key] = values[key]
-    system = {k: values[k] for k in ("timezone", "ssh_key") if k in values}
+    if "owner_password" in values:
+        owner.write_hash(folder, owner.hash_password(values["owner_password"]))
+    system = {k: values[k] for k in ("timezone", "ssh_key", "owner_password") if k in values}
     if "name" in values:
         system["hostname"] = core.hostname_for(values["name"])
-    if system:
-        core.write_private(folder / core.SYSTEM_REQUEST, json.dumps(system) + "\n")
-    joining = "ssid" in values
+    if finishing and not joining:
+        system["done"] = True
+    if set(system) - {"owner_password"}:
+        root_request(folder, core.SYSTEM_REQUEST, system)
     if joining:
         core.write_private(folder / core.STATUS, json.dumps({"state": "joining", "ssid": values["ssid"]}) + "\n")
-        core.write_private(folder / core.JOIN_REQUEST,
-                           json.dumps({"ssid": values["ssid"], "password": values["password"]}) + "\n")
+        join = {"ssid": values["ssid"], "password": values["password"]}
+        if "owner_password" in values:
+            join["owner_password"] = values["owner_password"]
+        root_request(folder, core.JOIN_REQUEST, join)
+    elif finishing:
+        # A join ends set-up when it succeeds (a failed one leaves set-up
+        # open, to try again); without one, Finish ends it now.
+        core.mark_done(folder, True)
     view = public_view()
-    view["saved"] = sorted(k for k in values if k != "password")
+    view["saved"] = sorted(k for k in values if k not in ("password", "owner_password"))
+    if "owner_password" in values:
+        view["saved"].append("owner")
     return _nocache(jsonify(view))
 
 

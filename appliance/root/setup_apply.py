@@ -22,9 +22,14 @@ import shutil
 import time
 from pathlib import Path
 
+from appliance import owner as owner_rules
 from appliance import setup as core
-from companion.config import default_data_dir
+from appliance.durable import write_text
 from appliance.setup import SetupError
+from companion.config import default_data_dir
+
+from . import owner as owners
+from . import safefs
 
 log = logging.getLogger("hardware.setup")
 
@@ -56,19 +61,31 @@ def write_status(data_dir: Path, **status) -> None:
 
 def take_join_request(data_dir: Path) -> dict | SetupError | None:
     """The pending join request (the file is removed whatever it holds), or
-    None; a request that does not pass the checks comes back as the error."""
+    None; a request that does not pass the checks comes back as the error.
+    Its ``owner_password``, if any, is kept for :func:`join_allowed`."""
     path = Path(data_dir) / core.JOIN_REQUEST
-    if not path.exists():
+    if not os.path.lexists(path):
         return None
     raw = core.read_json(path)
+    _remove(data_dir, core.JOIN_REQUEST)
     try:
-        path.unlink()
-    except OSError:
-        pass
-    try:
-        return core.check_join(raw)
+        request = core.check_join(raw)
     except SetupError as exc:
         return exc
+    if isinstance(raw.get("owner_password"), str):
+        request["owner_password"] = raw["owner_password"]
+    return request
+
+
+def join_allowed(request: dict, owner_dir: Path = owners.ROOT_DIR) -> bool:
+    """A join is set-up's step while set-up is open for root (the request's
+    password, the first one, makes the owner); after that, the owner's."""
+    password = request.get("owner_password")
+    if owners.setup_open(owner_dir):
+        if password is not None and owners.owner_hash(owner_dir) is None:
+            owners.make_owner(password, owner_dir)
+        return True
+    return owners.verifies(password, owner_dir)
 
 
 def connect_argv(ssid: str, password: str, ifname: str) -> list[str]:
@@ -120,94 +137,198 @@ def join(ifname: str, request: dict, system, *, sleep=time.sleep, clock=time.mon
 # -- the time zone, the host name, SSH -------------------------------------------------------------
 
 def take_system_request(data_dir: Path) -> dict | SetupError | None:
+    """The pending system request (removed whatever it holds), or None.
+    Read without following a link, as everything root reads there."""
     path = Path(data_dir) / core.SYSTEM_REQUEST
-    if not path.exists():
-        return None
     raw = core.read_json(path)
+    if raw is None and not os.path.lexists(path):
+        return None
+    _remove(data_dir, core.SYSTEM_REQUEST)
     try:
-        path.unlink()
-    except OSError:
-        pass
-    try:
-        return core.check_system(raw)
+        return check_root_request(raw)
     except SetupError as exc:
         return exc
+
+
+def _remove(data_dir: Path, name: str) -> None:
+    try:
+        safefs.unlink(data_dir, name)
+    except OSError:
+        pass
+
+
+def check_root_request(raw) -> dict:
+    """A request for root, checked again: the set-up fields
+    (:func:`appliance.setup.check_system`) and the owner's: ``owner_password``,
+    ``done``, ``ssh_remove``, ``reset`` (flags: true or absent)."""
+    out = core.check_system(raw)
+    if not isinstance(raw, dict):
+        return out
+    if isinstance(raw.get("owner_password"), str):
+        out["owner_password"] = raw["owner_password"]
+    for flag in ("done", "ssh_remove", "reset"):
+        if raw.get(flag) is True:
+            out[flag] = True
+    return out
 
 
 def has_sshd(system) -> bool:
     return bool(system.which("sshd")) or Path("/usr/sbin/sshd").exists()
 
 
+def _key_lines(ssh_dir: Path) -> list[str]:
+    try:
+        return [ln for ln in (ssh_dir / "authorized_keys").read_text().splitlines()
+                if not ln.endswith(f"# {KEY_MARK}")]
+    except FileNotFoundError:
+        return []
+
+
+def _write_keys(ssh_dir: Path, lines: list[str]) -> None:
+    ssh_dir.mkdir(mode=0o700, exist_ok=True)
+    write_text(ssh_dir / "authorized_keys", "".join(ln + "\n" for ln in lines), mode=0o600)
+
+
 def install_key(key: str, ssh_dir: Path = ROOT_SSH) -> None:
     """The key in root's ``authorized_keys`` (the set-up's own line
-    replaced, every other line kept)."""
-    ssh_dir.mkdir(mode=0o700, exist_ok=True)
+    replaced, every other line kept), durably."""
+    _write_keys(ssh_dir, [*_key_lines(ssh_dir), f"{key} # {KEY_MARK}"])
+
+
+def remove_key(ssh_dir: Path = ROOT_SSH) -> bool:
+    """The set-up's line gone (every other line kept); whether there was one."""
     path = ssh_dir / "authorized_keys"
     try:
-        lines = [ln for ln in path.read_text().splitlines() if not ln.endswith(f"# {KEY_MARK}")]
+        had = any(ln.endswith(f"# {KEY_MARK}") for ln in path.read_text().splitlines())
     except FileNotFoundError:
-        lines = []
-    lines.append(f"{key} # {KEY_MARK}")
-    tmp = path.with_name("authorized_keys.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        fh.write("\n".join(lines) + "\n")
-    os.replace(tmp, path)
+        return False
+    if had:
+        _write_keys(ssh_dir, _key_lines(ssh_dir))
+    return had
 
 
 #: sshd drop-in: root by key only, no password anywhere.
-SSHD_CONF = ("# made by companion setup-apply: SSH for the key pasted on the Setup page\n"
+SSHD_CONF = ("# made by companion setup-apply: SSH for the owner's key (the Setup page)\n"
              "PermitRootLogin prohibit-password\nPasswordAuthentication no\n"
              "KbdInteractiveAuthentication no\n")
+SSHD_FILE = "companion-setup.conf"
+
+
+def ssh_off(system, ssh_dir: Path, sshd_dir: Path) -> None:
+    """The owner's key and its drop-in gone, and SSH stopped and disabled."""
+    remove_key(ssh_dir)
+    try:
+        (sshd_dir / SSHD_FILE).unlink()
+    except FileNotFoundError:
+        pass
+    if has_sshd(system):
+        system.run(["systemctl", "disable", "--now", "ssh.service"], timeout=60)
 
 
 def apply_system(data_dir: Path, system, *, ssh_dir: Path = ROOT_SSH,
-                 sshd_dir: Path = Path("/etc/ssh/sshd_config.d")) -> dict:
-    """Apply a pending system request, only while the box is in set-up mode
-    (the PIN on the panel opens set-up, never a root shell afterwards).
-    Returns (and writes) what happened, field by field."""
+                 sshd_dir: Path = Path("/etc/ssh/sshd_config.d"), owner_dir: Path = owners.ROOT_DIR) -> dict:
+    """Apply a pending request as far as root's own record allows
+    (appliance/root/owner.py): set-up's steps while set-up is open for root,
+    the owner made from the request that carries the first password, and
+    SSH, a reset or anything else only with the owner's password compared
+    against root's own copy.  Returns (and writes) what happened."""
     request = take_system_request(data_dir)
     status = core.read_json(Path(data_dir) / core.SYSTEM_STATUS) or {}
     if not isinstance(status, dict):
         status = {}
     if request is None:
         return status
+    status.pop("error", None)
     if isinstance(request, SetupError):
         status["error"] = str(request)
-    elif not core.in_setup_mode(data_dir):
-        status["error"] = "the box is not in set-up mode"
-    else:
-        status.pop("error", None)
-        if "timezone" in request:
-            rc, out = system.run(["timedatectl", "set-timezone", request["timezone"]], timeout=30)
-            status["timezone"] = request["timezone"] if rc == 0 else None
-        if "hostname" in request:
-            rc, out = system.run(["hostnamectl", "set-hostname", request["hostname"]], timeout=30)
-            status["hostname"] = request["hostname"] if rc == 0 else None
-        if "ssh_key" in request:
-            if not has_sshd(system):
-                status["ssh"] = "no_sshd"
-            else:
-                install_key(request["ssh_key"], ssh_dir)
-                sshd_dir.mkdir(parents=True, exist_ok=True)
-                (sshd_dir / "companion-setup.conf").write_text(SSHD_CONF)
-                rc, out = system.run(["systemctl", "enable", "--now", "ssh.service"], timeout=60)
-                status["ssh"] = "on" if rc == 0 else "failed"
-    core.write_private(Path(data_dir) / core.SYSTEM_STATUS, json.dumps(status) + "\n")
+        _write_status(data_dir, status)
+        return status
+    password = request.get("owner_password")
+    setup_open = owners.setup_open(owner_dir)
+    if setup_open and password is not None and owners.owner_hash(owner_dir) is None:
+        owners.make_owner(password, owner_dir)
+    owner = owners.allows(request, owner_dir)
+    if request.get("reset"):
+        if owner:
+            ssh_off(system, ssh_dir, sshd_dir)
+            owners.forget_owner(owner_dir)
+            status = {"reset": "done"}
+        else:
+            status["error"] = "the owner password is needed for a reset"
+        _write_status(data_dir, status)
+        return status
+    if "timezone" in request or "hostname" in request:
+        if setup_open or owner:
+            if "timezone" in request:
+                rc, out = system.run(["timedatectl", "set-timezone", request["timezone"]], timeout=30)
+                status["timezone"] = request["timezone"] if rc == 0 else None
+            if "hostname" in request:
+                rc, out = system.run(["hostnamectl", "set-hostname", request["hostname"]], timeout=30)
+                status["hostname"] = request["hostname"] if rc == 0 else None
+        else:
+            status["error"] = "the box is set up: the owner password is needed"
+    if "ssh_key" in request or request.get("ssh_remove"):
+        if not owner:
+            status["ssh"] = "refused"
+            status["error"] = "SSH keys are the owner's: the owner password is needed"
+        elif request.get("ssh_remove"):
+            ssh_off(system, ssh_dir, sshd_dir)
+            status["ssh"] = "off"
+        elif not has_sshd(system):
+            status["ssh"] = "no_sshd"
+        else:
+            install_key(request["ssh_key"], ssh_dir)
+            sshd_dir.mkdir(parents=True, exist_ok=True)
+            write_text(sshd_dir / SSHD_FILE, SSHD_CONF, mode=0o644)
+            rc, out = system.run(["systemctl", "enable", "--now", "ssh.service"], timeout=60)
+            status["ssh"] = "on" if rc == 0 else "failed"
+    if request.get("done") and owner:
+        owners.close_setup(owner_dir)
+    _write_status(data_dir, status)
     return status
 
 
-def main(data_dir: Path, system=None) -> int:
-    """``companion setup-apply``: the pending system request; then, if the
-    box is in set-up mode (a Reset on its buttons) and its Wi-Fi unit is not
-    running, start it: set-up mode raises the box's own network."""
+def _write_status(data_dir: Path, status: dict) -> None:
+    core.write_private(Path(data_dir) / core.SYSTEM_STATUS, json.dumps(status) + "\n")
+
+
+def physical_reset(data_dir: Path, system, *, boot_dirs=owners.BOOT_DIRS, ssh_dir: Path = ROOT_SSH,
+                   sshd_dir: Path = Path("/etc/ssh/sshd_config.d"), owner_dir: Path = owners.ROOT_DIR) -> bool:
+    """"Forgot the owner password": the file ``companion-reset-owner`` on
+    the card's boot partition (which the service cannot write), read at
+    boot.  The owner's password (root's copy and the service's), the
+    owner's SSH key and SSH itself are forgotten and the box is in set-up
+    mode again; games, players, the table's name and language, the box's
+    Wi-Fi password and the release keys stay.  The file is removed."""
+    found = owners.reset_file(boot_dirs)
+    if found is None:
+        return False
+    ssh_off(system, ssh_dir, sshd_dir)
+    owners.forget_owner(owner_dir)
+    _remove(data_dir, owner_rules.RECORD)
+    core.write_private(Path(data_dir) / core.RECORD, json.dumps({"done": False}) + "\n")
+    try:
+        found.unlink()
+    except OSError as exc:        # a read-only boot partition: said, and done again at the next boot
+        log.warning("owner reset: %s stays: %s", found, exc)
+    log.warning("owner reset: the owner is forgotten; the box is in set-up mode")
+    return True
+
+
+def main(data_dir: Path, system=None, *, physical: bool = False, owner_dir: Path = owners.ROOT_DIR) -> int:
+    """``companion setup-apply``: the pending request; then, if set-up is
+    open for root (a reset) and the Wi-Fi unit is not running for it,
+    start it: set-up raises the box's own network.  ``--physical-reset``
+    (companion-reset.service, at boot): the physical reset first."""
     from .wifi import System
 
     system = system or System()
-    status = apply_system(Path(data_dir), system)
+    if physical:
+        physical_reset(Path(data_dir), system, owner_dir=owner_dir)
+    status = apply_system(Path(data_dir), system, owner_dir=owner_dir)
     if status.get("error"):
         print(f"companion setup-apply: {status['error']}", flush=True)
-    if core.in_setup_mode(data_dir) and shutil.which("systemctl"):
+    if owners.setup_open(owner_dir) and shutil.which("systemctl"):
         # Not running (it had joined a network), or running for another
         # reason (``wifi = "own"``): it decides set-up mode at its start.
         from appliance.wifi import read_status
@@ -221,4 +342,5 @@ def main(data_dir: Path, system=None) -> int:
 
 def command(args) -> int:
     """``companion setup-apply``: run by companion-setup.service, as root."""
-    return main(Path(args.data) if args.data else default_data_dir())
+    return main(Path(args.data) if args.data else default_data_dir(),
+                physical=bool(getattr(args, "physical_reset", False)))

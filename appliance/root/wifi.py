@@ -44,6 +44,8 @@ from appliance import setup
 from companion import config as cfg
 from appliance import wifi as core
 
+from . import owner as owners
+from . import safefs
 from . import setup_apply as setup_root
 
 log = logging.getLogger("hardware.wifi")
@@ -373,7 +375,8 @@ class AccessPoint:
 
 # -- the command ----------------------------------------------------------------------------------
 
-def main(data_dir: Path, config: dict, system: System | None = None, stop: threading.Event | None = None) -> int:
+def main(data_dir: Path, config: dict, system: System | None = None, stop: threading.Event | None = None,
+         owner_dir: Path = owners.ROOT_DIR) -> int:
     """``companion wifi``: decide, raise the box's network if needed, write
     ``wifi.json``, wait for SIGTERM, take it down.  Exit 0 when the box
     joins (nothing to do), 1 when raising failed (systemd may try again)."""
@@ -385,9 +388,11 @@ def main(data_dir: Path, config: dict, system: System | None = None, stop: threa
         print(f"companion wifi: {exc}", file=sys.stderr)
         return 2
     radio = find_radio(SYS_NET)
-    # Set-up mode (appliance/setup.py): the box raises its own network
-    # whatever the setting, since a phone is how it gets its settings.
-    setup_mode = setup.in_setup_mode(data_dir)
+    # Set-up mode: the box raises its own network whatever the setting,
+    # since a phone is how it gets its settings.  Root's own record says
+    # so (appliance/root/owner.py), never the service's folder: what the
+    # service writes cannot make root take join requests.
+    setup_mode = owners.setup_open(owner_dir)
     mode = "own" if setup_mode else settings.mode
     if mode != "join" and radio and mode == "auto":
         log.info("wifi: waiting up to %.0f s for %s to join a known network", settings.wait_s, radio)
@@ -427,7 +432,7 @@ def main(data_dir: Path, config: dict, system: System | None = None, stop: threa
         if setup_mode:
             request = setup_root.take_join_request(data_dir)
             if request is not None:
-                ap, done = setup_join(data_dir, radio, settings, password, system, ap, request)
+                ap, done = setup_join(data_dir, radio, settings, password, system, ap, request, owner_dir)
                 if done:
                     return 0
                 if ap is None:
@@ -460,12 +465,16 @@ def raise_own(data_dir: Path, radio: str, settings: core.Settings, password: str
 
 
 def setup_join(data_dir: Path, radio: str, settings: core.Settings, password: str, system: System,
-               ap: AccessPoint, request) -> tuple[AccessPoint | None, bool]:
+               ap: AccessPoint, request, owner_dir: Path = owners.ROOT_DIR) -> tuple[AccessPoint | None, bool]:
     """A join asked by the Setup page: (the access point now, joined?).
     Joined: the box's own network stays down, set-up is done.  Failed: it is
     raised again, and the status says why."""
     if isinstance(request, setup.SetupError):
         setup_root.write_status(data_dir, state="failed", reason="failed", detail=str(request))
+        return ap, False
+    if not setup_root.join_allowed(request, owner_dir):
+        setup_root.write_status(data_dir, state="failed", ssid=request["ssid"], reason="failed",
+                                detail="the owner password is needed")
         return ap, False
     if ap.backend != "networkmanager":
         # hostapd's path has no client to join with: the request cannot work here.
@@ -480,6 +489,7 @@ def setup_join(data_dir: Path, radio: str, settings: core.Settings, password: st
         setup_root.write_status(data_dir, **outcome, port=settings.port)
         core.write_status(data_dir, core.Status(mode="join", reason="set up from a phone"))
         setup.mark_done(data_dir)
+        owners.close_setup(owner_dir)          # a house Wi-Fi joined ends set-up, for root too
         print(f"companion wifi: set-up: joined {request['ssid']!r} at {outcome['address']}", flush=True)
         return ap, True
     if networkmanager_runs(system):
@@ -493,4 +503,6 @@ def command(args) -> int:
     """``companion wifi``: run by companion-wifi.service, as root."""
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     data_dir = Path(args.data) if args.data else cfg.default_data_dir()
-    return main(data_dir, cfg.load(data_dir, args.config))
+    # companion.toml is the service's file: read without following a link.
+    return main(data_dir, cfg.load(data_dir, args.config,
+                                   read=lambda path: safefs.read_file(path.parent, path.name)))

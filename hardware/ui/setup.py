@@ -13,13 +13,15 @@ the data folder's files at every frame (one ``stat`` each when unchanged):
 
 OK turns to the Phones screen (the Wi-Fi's name and password in letters,
 the address); BACK closes it.  Menu ▸ Reset settings (:class:`ResetConfirm`)
-asks, then puts the box back in set-up mode; games are kept.
+asks, then puts the box back in set-up mode; games are kept.  A box with an
+owner only *asks* for it there: the owner confirms on a phone (web/owner.py).
 """
 
 from __future__ import annotations
 
 import logging
 
+from appliance import owner
 from appliance import setup as core
 from companion.i18n import _
 
@@ -157,6 +159,13 @@ class ResetConfirm(Layer):
                 self.app.show_message(_("No data folder: nothing to reset."))
                 return
             try:
+                if owner.read_hash(folder) is not None:
+                    # The box has an owner: the buttons only ask; the owner
+                    # confirms on a phone, with the owner's password.
+                    core.ask_reset(folder)
+                    self.app.show_message(_("Asked: the owner confirms on a phone within {n} min.",
+                                            n=core.RESET_WINDOW_S // 60), seconds=8)
+                    return
                 core.reset(folder)
             except OSError as exc:
                 log.warning("reset settings: %s", exc)

@@ -18,7 +18,8 @@ import threading
 
 import pytest
 
-from appliance import setup, wifi
+from appliance import owner, setup, wifi
+from appliance.root import owner as owners
 from appliance.setup import SetupError
 from appliance.root import setup_apply as setup_root
 from appliance.root import wifi as system_wifi
@@ -190,7 +191,10 @@ def test_in_setup_mode_the_box_raises_its_network_then_joins_from_a_request(tmp_
     data = tmp_path / "data"
     data.mkdir()
     nm, stop, rc = FakeNM(), threading.Event(), []
-    worker = threading.Thread(target=lambda: rc.append(system_wifi.main(data, {"wifi": "auto"}, system=nm, stop=stop)))
+    root = tmp_path / "root-owner"
+    owners.set_setup_open(root, True)          # a box fresh from its image
+    worker = threading.Thread(target=lambda: rc.append(system_wifi.main(data, {"wifi": "auto"}, system=nm, stop=stop,
+                                                                        owner_dir=root)))
     worker.start()
     try:
         # ...and still its own network: set-up mode; the networks it saw for the page.
@@ -205,8 +209,10 @@ def test_in_setup_mode_the_box_raises_its_network_then_joins_from_a_request(tmp_
         (data / setup.JOIN_REQUEST).write_text(json.dumps({"ssid": "home", "password": "wrong-pass"}))
         _wait_for(lambda: (setup.read_status(data) or {}).get("reason") == "wrong_password", "wrong password")
         assert wifi.own_status(data) is not None and setup.in_setup_mode(data)
-        # The right one: joined, the own network down for good, set-up done.
-        (data / setup.JOIN_REQUEST).write_text(json.dumps({"ssid": "home", "password": "right-pass"}))
+        # The right one, with the owner's password chosen: joined, the own
+        # network down for good, set-up done (for root too), the owner made.
+        (data / setup.JOIN_REQUEST).write_text(json.dumps({"ssid": "home", "password": "right-pass",
+                                                           "owner_password": "the owner's own"}))
         worker.join(30)
         assert rc == [0]
     finally:
@@ -216,34 +222,115 @@ def test_in_setup_mode_the_box_raises_its_network_then_joins_from_a_request(tmp_
     assert status["state"] == "joined" and status["address"] == "192.168.77.42"
     assert wifi.read_status(data).mode == "join"
     assert not setup.in_setup_mode(data)
+    assert not owners.setup_open(root) and owners.verifies("the owner's own", root)
     assert ["nmcli", "connection", "down", system_wifi.CONNECTION] in nm.ran
 
 
-def test_the_system_request_is_applied_only_in_setup_mode(tmp_path):
-    data, ssh, sshd = tmp_path / "data", tmp_path / "root-ssh", tmp_path / "sshd.d"
+def test_the_service_folder_cannot_put_root_in_setup_mode(tmp_path, monkeypatch):
+    """Set-up mode for root is root's own record: a service that writes
+    {"done": false} and a join request gets no join and no own network
+    raised for set-up."""
+    monkeypatch.setattr(system_wifi, "SYS_NET", _fake_radio(tmp_path))
+    monkeypatch.setattr(setup_root.time, "sleep", lambda s: None)
+    data = tmp_path / "data"
+    data.mkdir()
+    setup.mark_done(data, False)
+    (data / setup.JOIN_REQUEST).write_text(json.dumps({"ssid": "home", "password": "right-pass"}))
+    root = tmp_path / "root-owner"
+    owners.set_setup_open(root, False)
+    nm, stop, rc = FakeNM(), threading.Event(), []
+    worker = threading.Thread(target=lambda: rc.append(system_wifi.main(data, {"wifi": "join"}, system=nm, stop=stop,
+                                                                        owner_dir=root)))
+    worker.start()
+    worker.join(30)
+    stop.set()
+    worker.join(10)
+    assert rc == [0], "the setting (join) decides: no own network raised for set-up"
+    assert not any("connect" in argv for argv in nm.ran)
+    assert wifi.read_status(data).mode == "join"
+
+
+def test_the_system_request_follows_roots_own_record_and_the_owner_password(tmp_path):
+    data, ssh, sshd, root = tmp_path / "data", tmp_path / "root-ssh", tmp_path / "sshd.d", tmp_path / "owner"
     data.mkdir()
     nm = FakeNM()
-    (data / setup.SYSTEM_REQUEST).write_text(json.dumps({"timezone": "Europe/Paris", "hostname": "marc-antoine",
-                                                         "ssh_key": _key()}))
-    status = setup_root.apply_system(data, nm, ssh_dir=ssh, sshd_dir=sshd)
-    assert status == {"timezone": "Europe/Paris", "hostname": "marc-antoine", "ssh": "on"}
+
+    def ask(**request):
+        (data / setup.SYSTEM_REQUEST).write_text(json.dumps(request))
+        return setup_root.apply_system(data, nm, ssh_dir=ssh, sshd_dir=sshd, owner_dir=root)
+
+    # No record: a box installed by hand, never opened: nothing at all.
+    status = ask(timezone="Europe/Paris", ssh_key=_key(), owner_password="attacker's own", done=True)
+    assert status["ssh"] == "refused" and nm.ran == [] and not (ssh / "authorized_keys").exists()
+    assert owners.owner_hash(root) is None
+    # Fresh from the image: set-up's steps; the key only with the owner made.
+    owners.set_setup_open(root, True)
+    status = ask(timezone="Europe/Paris", hostname="marc-antoine", ssh_key=_key())
+    assert status["ssh"] == "refused" and not (ssh / "authorized_keys").exists()
     assert ["timedatectl", "set-timezone", "Europe/Paris"] in nm.ran
     assert ["hostnamectl", "set-hostname", "marc-antoine"] in nm.ran
+    status = ask(ssh_key=_key(), owner_password="the owner's own", done=True)
+    assert status["ssh"] == "on"
     assert (ssh / "authorized_keys").read_text() == f"{_key()} # {setup_root.KEY_MARK}\n"
     assert "PasswordAuthentication no" in (sshd / "companion-setup.conf").read_text()
     assert not (data / setup.SYSTEM_REQUEST).exists()
-    # Set up: the same request does nothing (the PIN opens set-up, not a root shell).
-    setup.mark_done(data)
+    assert not owners.setup_open(root), "finished: closed for root"
+    # Set up: the PIN's set-up steps and another key need the owner's password.
     nm.ran.clear()
-    (data / setup.SYSTEM_REQUEST).write_text(json.dumps({"ssh_key": _key(body=b"m" * 32)}))
-    status = setup_root.apply_system(data, nm, ssh_dir=ssh, sshd_dir=sshd)
-    assert "not in set-up mode" in status["error"] and nm.ran == []
+    setup.mark_done(data, False)               # what the service writes changes nothing for root
+    (data / owner.RECORD).write_text(json.dumps({"hash": owner.hash_password("attacker's own")}))
+    status = ask(ssh_key=_key(body=b"m" * 32), owner_password="attacker's own", timezone="Europe/Rome")
+    assert status["ssh"] == "refused" and nm.ran == []
     assert (ssh / "authorized_keys").read_text() == f"{_key()} # {setup_root.KEY_MARK}\n"
+    status = ask(ssh_key=_key(body=b"m" * 32), owner_password="the owner's own")
+    assert status["ssh"] == "on" and _key(body=b"m" * 32) in (ssh / "authorized_keys").read_text()
+    assert _key() not in (ssh / "authorized_keys").read_text(), "the owner's key replaced"
+    # The owner removes it: gone, and SSH off.
+    status = ask(ssh_remove=True, owner_password="the owner's own")
+    assert status["ssh"] == "off" and "companion-setup" not in (ssh / "authorized_keys").read_text()
+    assert ["systemctl", "disable", "--now", "ssh.service"] in nm.ran
     # Hostile input written straight into the file: refused whole.
-    setup.mark_done(data, False)
-    (data / setup.SYSTEM_REQUEST).write_text(json.dumps({"timezone": "../../etc/shadow", "ssh_key": _key()}))
-    status = setup_root.apply_system(data, nm, ssh_dir=ssh, sshd_dir=sshd)
+    nm.ran.clear()
+    status = ask(timezone="../../etc/shadow", ssh_key=_key(), owner_password="the owner's own")
     assert status["error"] and nm.ran == []
+
+
+def test_an_owner_confirmed_reset_forgets_the_owner_and_opens_setup_for_root(tmp_path):
+    data, ssh, sshd, root = tmp_path / "data", tmp_path / "root-ssh", tmp_path / "sshd.d", tmp_path / "owner"
+    data.mkdir()
+    owners.set_setup_open(root, True)
+    owners.make_owner("the owner's own", root)
+    owners.close_setup(root)
+    nm = FakeNM()
+    (data / setup.SYSTEM_REQUEST).write_text(json.dumps({"reset": True, "owner_password": "a wrong one!"}))
+    setup_root.apply_system(data, nm, ssh_dir=ssh, sshd_dir=sshd, owner_dir=root)
+    assert owners.owner_hash(root) is not None and not owners.setup_open(root)
+    (data / setup.SYSTEM_REQUEST).write_text(json.dumps({"reset": True, "owner_password": "the owner's own"}))
+    assert setup_root.apply_system(data, nm, ssh_dir=ssh, sshd_dir=sshd, owner_dir=root) == {"reset": "done"}
+    assert owners.owner_hash(root) is None and owners.setup_open(root)
+
+
+def test_the_physical_reset_is_a_file_on_the_boot_partition(tmp_path):
+    data, ssh, sshd, root, boot = (tmp_path / n for n in ("data", "root-ssh", "sshd.d", "owner", "boot"))
+    for folder in (data, boot):
+        folder.mkdir()
+    owners.set_setup_open(root, True)
+    owners.make_owner("the owner's own", root)
+    owners.close_setup(root)
+    setup_root.install_key(_key(), ssh)
+    owner.write_hash(data, owner.hash_password("the owner's own"))
+    setup.mark_done(data)
+    (data / "companion.db").write_text("the games")
+    nm = FakeNM()
+    assert not setup_root.physical_reset(data, nm, boot_dirs=(boot,), ssh_dir=ssh, sshd_dir=sshd, owner_dir=root)
+    assert owners.owner_hash(root) is not None
+    (boot / owners.RESET_FILE).write_text("")
+    assert setup_root.physical_reset(data, nm, boot_dirs=(boot,), ssh_dir=ssh, sshd_dir=sshd, owner_dir=root)
+    assert owners.owner_hash(root) is None and owners.setup_open(root)
+    assert owner.read_hash(data) is None and setup.in_setup_mode(data)
+    assert "companion-setup" not in (ssh / "authorized_keys").read_text()
+    assert (data / "companion.db").read_text() == "the games"
+    assert not (boot / owners.RESET_FILE).exists(), "done once"
 
 
 def test_a_reset_brings_the_wifi_unit_up_in_setup_mode(tmp_path, monkeypatch):
@@ -251,11 +338,16 @@ def test_a_reset_brings_the_wifi_unit_up_in_setup_mode(tmp_path, monkeypatch):
     data.mkdir()
     monkeypatch.setattr(setup_root.shutil, "which", lambda name: f"/usr/bin/{name}")
     nm = FakeNM()
+    root = tmp_path / "owner"
+    owners.set_setup_open(root, False)
     setup.mark_done(data)
-    setup_root.main(data, nm)
+    setup_root.main(data, nm, owner_dir=root)
     assert not any(argv[:2] == ["systemctl", "restart"] for argv in nm.ran), "set up: left alone"
     wifi.write_status(data, wifi.Status(mode="own", ssid="x", password="k7mxq2wv9pzt", address=wifi.ADDRESS,
                                         reason="the setting"))
     setup.reset(data)
-    setup_root.main(data, nm)
+    setup_root.main(data, nm, owner_dir=root)
+    assert not any(argv[:2] == ["systemctl", "restart"] for argv in nm.ran), "the service's record: not root's"
+    owners.set_setup_open(root, True)           # the owner confirmed the reset
+    setup_root.main(data, nm, owner_dir=root)
     assert ["systemctl", "restart", "--no-block", "companion-wifi.service"] in nm.ran

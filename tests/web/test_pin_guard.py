@@ -347,18 +347,28 @@ def test_every_route_that_changes_something_asks_for_the_pin_first(busy_table, t
     assert len(rules) >= 15, "the app's changing routes were found"
     assert OPEN <= {rule.rule for rule in changing_rules(app)}, "every open route still exists"
     before = what_the_table_holds(client, tmp_path)
-    unguarded = []
+    unguarded, owners = [], set()
     for rule in rules:
         r = send(client, rule, headers={})
-        if r.status_code != 401 or "X-Table-Pin" not in r.get_json(silent=True).get("error", ""):
+        error = r.get_json(silent=True).get("error", "")
+        if r.status_code == 401 and "X-Owner-Password" in error:
+            owners.add(rule.rule)           # the system's, not the table's (below)
+        elif r.status_code != 401 or "X-Table-Pin" not in error:
             unguarded.append(f"{rule.rule}: {r.status_code} {r.get_data(as_text=True)[:120]}")
     assert not unguarded, "answered without a credential:\n" + "\n".join(unguarded)
+    assert {"/api/owner/ssh-key", "/api/owner/ssh-key/remove", "/api/owner/reset"} <= owners
     assert what_the_table_holds(client, tmp_path) == before, "a request without a credential changed the table"
     for n, rule in enumerate(rules):            # one address each: no address is blocked for its tries
         r = send(client, rule, headers=pin_headers("0000"), address=f"10.9.0.{n + 1}")
-        if r.status_code != 403:
+        if r.status_code != (401 if rule.rule in owners else 403):
             unguarded.append(f"{rule.rule}: {r.status_code} {r.get_data(as_text=True)[:120]}")
     assert not unguarded, "answered with a wrong PIN:\n" + "\n".join(unguarded)
+    # The owner's routes: the right PIN is no owner password either.
+    for n, rule in enumerate(sorted(owners, key=str)):
+        r = send(client, next(x for x in rules if x.rule == rule), headers=pin_headers(), address=f"10.8.0.{n + 1}")
+        if r.status_code != 401:
+            unguarded.append(f"{rule}: {r.status_code} {r.get_data(as_text=True)[:120]}")
+    assert not unguarded, "an owner's route answered the table PIN:\n" + "\n".join(unguarded)
     assert what_the_table_holds(client, tmp_path) == before, "a request with a wrong PIN changed the table"
 
 
@@ -369,7 +379,8 @@ def test_the_pin_is_compared_in_one_place():
 
     import web
 
-    calls = [(path.name, n) for path in sorted(Path(web.__file__).parent.glob("*.py"))
+    calls = [(path.name, line.strip()) for path in sorted(Path(web.__file__).parent.glob("*.py"))
              for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
              if "guard.check(" in line]
-    assert [name for name, _n in calls] == ["guards.py"], calls
+    assert calls == [("guards.py", "companion().guard.check(pin, client())"),
+                     ("guards.py", "c.owner_guard.check(supplied, client())")], calls

@@ -89,21 +89,28 @@ def test_the_pin_is_needed_and_only_in_setup_mode(setup_app):
 
 def test_a_good_request_saves_the_settings_and_asks_root_for_the_rest(setup_app):
     app, data = setup_app
+    app.extensions["companion"].config["root_requests"] = True      # as on a box with its root units
     body = {"name": "Marc-Antoine et Éloïse", "language": "fr", "ssid": "Maison d'Éloïse",
-            "password": "right-pass", "ssh_key": _key()}
+            "password": "right-pass", "ssh_key": _key(), "owner_password": "Éloïse's own 7", "done": True}
     res = app.test_client().post("/api/setup", json=body, headers={"Host": "10.42.0.1:8000", "X-Table-Pin": "1234"})
     assert res.status_code == 200, res.json
-    assert "right-pass" not in res.text and "1234" not in res.text
+    assert "right-pass" not in res.text and "1234" not in res.text and "Éloïse's own 7" not in res.text
     import tomllib
 
     assert tomllib.loads((data / "companion.toml").read_text()) == {"name": "Marc-Antoine et Éloïse",
                                                                    "language": "fr"}
     assert setup.in_setup_mode(data), "saving the name does not end set-up: the join does"
-    assert json.loads((data / setup.JOIN_REQUEST).read_text()) == {"ssid": "Maison d'Éloïse",
-                                                                   "password": "right-pass"}
+    assert json.loads((data / setup.JOIN_REQUEST).read_text()) == {
+        "ssid": "Maison d'Éloïse", "password": "right-pass", "owner_password": "Éloïse's own 7"}
     system = json.loads((data / setup.SYSTEM_REQUEST).read_text())
-    assert system == {"ssh_key": _key(), "hostname": "marc-antoine-et-eloise"}
-    assert setup.check_system(system) == system, "what the web side writes passes root's checks"
+    assert system == {"ssh_key": _key(), "hostname": "marc-antoine-et-eloise", "owner_password": "Éloïse's own 7"}
+    from appliance.root.setup_apply import check_root_request
+
+    assert check_root_request(system) == system, "what the web side writes passes root's checks"
+    from appliance import owner
+
+    assert owner.verify("Éloïse's own 7", owner.read_hash(data)), "the service's copy: a hash"
+    assert "Éloïse's own 7" not in (data / owner.RECORD).read_text()
     assert res.json["join"]["state"] == "joining"
 
 

@@ -1,0 +1,202 @@
+"""Root's hands in a folder the service can write: no link followed, ever.
+
+The companion's service owns its data folder (``/var/lib/companion``) and
+everything in it.  Root reads requests there and writes a few answers back,
+and whatever the service planted must not turn that into a read or a write
+somewhere else: a symbolic link named like a request (``setup-system.json
+-> /etc/shadow``), a link in place of a sub-folder (``update -> /root``),
+a hard link to a root file, or a link at the name of a temporary file.
+
+So, here, a folder is opened one component at a time with ``O_NOFOLLOW``
+(:func:`open_folder`), files inside it are opened relative to that folder's
+descriptor with ``O_NOFOLLOW`` and must be plain files with one name
+(:func:`read_file`, :func:`copy_out`), and a file written for the service
+is a new file (``O_CREAT | O_EXCL``: a planted name makes it fail rather
+than write through it), handed to the service by ``fchown`` on the open
+descriptor (never ``chown`` of a path), flushed, renamed over the old name
+(a rename replaces a link, never follows it), and the folder flushed
+(:func:`write_file`).  Every function takes the folder as a path and opens
+it afresh, so a check and its use never look at two different folders.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import stat
+from contextlib import contextmanager
+from pathlib import Path
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class Unsafe(OSError):
+    """What root found is not a plain file or folder of its own making."""
+
+
+@contextmanager
+def open_folder(path):
+    """A descriptor of ``path`` (absolute), every component opened without
+    following a link; raises OSError (``ELOOP``/``ENOTDIR``) for a link."""
+    path = Path(path)
+    if not path.is_absolute():
+        path = Path.cwd() / path
+    fd = os.open("/", _DIR_FLAGS)
+    try:
+        for part in path.parts[1:]:
+            if part in ("", "."):
+                continue
+            if part == "..":
+                raise Unsafe(f"{path}: no '..' in root's paths")
+            nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _open_plain(dir_fd: int, name: str) -> int:
+    """A plain file with one name, opened for reading, never through a link."""
+    if "/" in name or name in ("", ".", ".."):
+        raise Unsafe(f"{name!r}: one name in the folder")
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+        os.close(fd)
+        raise Unsafe(f"{name}: not a plain file with one name")
+    return fd
+
+
+def read_file(folder, name: str, limit: int = 64 * 1024) -> bytes | None:
+    """The file's bytes, or None when it is missing, a link, not a plain
+    file, or longer than ``limit``."""
+    try:
+        with open_folder(folder) as dfd:
+            fd = _open_plain(dfd, name)
+            with os.fdopen(fd, "rb") as fh:
+                raw = fh.read(limit + 1)
+    except OSError:
+        return None
+    return raw if len(raw) <= limit else None
+
+
+def copy_out(folder, name: str, dest: Path, limit: int | None = None) -> int:
+    """Copy a plain file of the service's folder to ``dest`` (a path in root's
+    own folder, made new here); its size.  Raises OSError for a link, a
+    missing file, or one larger than ``limit``."""
+    with open_folder(folder) as dfd:
+        fd = _open_plain(dfd, name)
+        with os.fdopen(fd, "rb") as src:
+            out = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            size = 0
+            with os.fdopen(out, "wb") as dst:
+                while chunk := src.read(1 << 20):
+                    size += len(chunk)
+                    if limit is not None and size > limit:
+                        raise Unsafe(f"{name}: larger than {limit} bytes")
+                    dst.write(chunk)
+                dst.flush()
+                os.fsync(dst.fileno())
+    return size
+
+
+def owner_of(folder) -> tuple[int, int]:
+    """The folder's owner and group (the service's user), not following a link."""
+    st = os.lstat(folder)
+    if not stat.S_ISDIR(st.st_mode):
+        raise Unsafe(f"{folder}: not a folder")
+    return st.st_uid, st.st_gid
+
+
+def write_file(folder, name: str, data: bytes, *, mode: int = 0o600, owner: tuple[int, int] | None = None) -> None:
+    """``name`` in ``folder`` holds ``data``, whole or not at all, owned by
+    ``owner`` (default: the folder's owner), after a power cut too."""
+    if "/" in name or name in ("", ".", ".."):
+        raise Unsafe(f"{name!r}: one name in the folder")
+    with open_folder(folder) as dfd:
+        if owner is None:
+            st = os.fstat(dfd)
+            owner = (st.st_uid, st.st_gid)
+        tmp = f".{name}.{secrets.token_hex(6)}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=dfd)
+        try:
+            with os.fdopen(fd, "wb", closefd=False) as fh:
+                fh.write(data)
+                fh.flush()
+            os.fchmod(fd, mode)
+            if os.geteuid() == 0:
+                os.fchown(fd, *owner)
+            os.fsync(fd)
+        except BaseException:
+            os.close(fd)
+            unlink(folder, tmp)
+            raise
+        os.close(fd)
+        os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        os.fsync(dfd)
+
+
+def unlink(folder, name: str) -> None:
+    """Remove a name (a link itself, never what it points at); missing is fine."""
+    try:
+        with open_folder(folder) as dfd:
+            os.unlink(name, dir_fd=dfd)
+            os.fsync(dfd)
+    except FileNotFoundError:
+        pass
+    except IsADirectoryError:
+        raise Unsafe(f"{name}: a folder where a file was expected") from None
+
+
+def present(folder, name: str) -> bool:
+    """Whether ``folder`` holds anything at all under ``name`` (a link
+    counts, and is not followed): root can then remove what it would not read."""
+    try:
+        with open_folder(folder) as dfd:
+            os.stat(name, dir_fd=dfd, follow_symlinks=False)
+    except OSError:
+        return False
+    return True
+
+
+def copy_in(src_path, folder, name: str, *, owner: tuple[int, int] | None = None, mode: int = 0o600) -> int:
+    """Root's own file ``src_path`` becomes ``name`` in the service's ``folder``,
+    whole or not at all, after a power cut too; its size.
+
+    Streamed into a new file under a random name (``O_CREAT | O_EXCL``: a name
+    the service planted makes it fail, and a random one cannot be planted
+    in advance), handed to ``owner`` (default: the folder's owner) by
+    ``fchown`` on the descriptor, flushed, renamed over ``name`` within the
+    folder's descriptor (a link there is replaced, never followed), and the
+    folder flushed."""
+    if "/" in name or name in ("", ".", ".."):
+        raise Unsafe(f"{name!r}: one name in the folder")
+    with open(src_path, "rb") as src, open_folder(folder) as dfd:
+        if owner is None:
+            st = os.fstat(dfd)
+            owner = (st.st_uid, st.st_gid)
+        tmp = f".{name}.{secrets.token_hex(6)}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=dfd)
+        size = 0
+        try:
+            with os.fdopen(fd, "wb", closefd=False) as fh:
+                while chunk := src.read(1 << 20):
+                    fh.write(chunk)
+                    size += len(chunk)
+                fh.flush()
+            os.fchmod(fd, mode)
+            if os.geteuid() == 0:
+                os.fchown(fd, *owner)
+            os.fsync(fd)
+        except BaseException:
+            os.close(fd)
+            try:
+                os.unlink(tmp, dir_fd=dfd)
+            except OSError:
+                pass
+            raise
+        os.close(fd)
+        os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        os.fsync(dfd)
+    return size
