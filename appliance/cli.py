@@ -16,6 +16,7 @@
     companion self-check           what a new version must pass before it is kept
     companion wifi                 the box's own Wi-Fi (root, companion-wifi.service)
     companion setup-apply          what the Setup page asked for (root, companion-setup.service)
+    companion owner                choose the owner password at a root shell (a box installed by hand)
 
 This module only parses: each command's body lives with what it commands
 (:data:`COMMANDS`), and is imported only when that command runs, so that the
@@ -53,6 +54,7 @@ COMMANDS = {
     "self-check": "appliance.selfcheck:command",
     "wifi": "appliance.root.wifi:command",
     "setup-apply": "appliance.root.setup_apply:command",
+    "owner": "appliance.root.owner:command",
 }
 #: Commands that run pip or systemctl: a failing one is one line, not a traceback.
 RUNS_PROGRAMS = {"bundle", "update", "self-check"}
@@ -112,6 +114,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     a = sub.add_parser("setup-apply", help=_("apply what the Setup page asked for: time zone, name, SSH (as root)"))
     a.add_argument("--data", help=_("the data folder"))
+    a.add_argument("--physical-reset", action="store_true",
+                   help=_("first, forget the owner if companion-reset-owner is on the boot partition (at boot)"))
+
+    o = sub.add_parser("owner", help=_("choose the owner password, as root (one line on standard input)"))
+    o.add_argument("--data", help=_("the data folder"))
 
     s = sub.add_parser("solve", help=_("solve a game position"))
     s.add_argument("game", choices=["fight"])

@@ -1,35 +1,85 @@
 """Updates as the service sees them: where everything is, asking for one, saying how it went.
 
 The installer itself runs as root (:mod:`appliance.root.updater`); this is
-the side the web page, the panel and ``companion update`` use.  How an update goes:
+the side the web page, the panel and ``companion update`` use.
 
 The layout (``Layout``; a fake root in the tests)::
 
     /opt/companion/releases/<version>/src      the release's source tree (units, install.sh, lock)
     /opt/companion/releases/<version>/venv     its own environment, from the bundle's wheels
     /opt/companion/current  -> releases/<v>    what the units run; switched by one rename(2)
-    /opt/companion/previous -> releases/<v>    the version before, kept
-    /var/lib/companion/update/                 the service's inbox: incoming.bundle, request
-    /var/lib/companion-update/                 root's: pending.json, status.json, backups/, work/
+    /opt/companion/previous -> releases/<v>    the version before, kept (the one way back)
+    /var/lib/companion/update/                 the service's inbox: incoming.bundle and request,
+                                               back-request, keys-request (appliance/root/keys.py)
+    /var/lib/companion-update/                 root's: pending.json, status.json, highest.json,
+                                               backups/pre-<version>/, work/
     /etc/companion/release-keys                the release keys a bundle must be signed by
 
-The service (not root) only drops a bundle into its inbox and asks
-(``request``).  The root unit (``companion update --worker``) copies the
-bundle into root's folder, checks its signature there (never trusting a
-check the service made), unpacks it beside the current release, stops the
-service, copies the store aside, runs the new version's self-check (which
-migrates the store forward), switches ``current`` and starts the service;
-the new version must then report ready and stay up (:data:`SETTLE_S`)
-within :data:`HEALTH_S`, with fewer than :data:`MAX_CRASHES` restarts, or
-the installer switches back and brings back the pre-update store.
+**Asking.**  The service (not root) only writes into its inbox: a bundle
+and ``request`` (:func:`request_update`), or ``back-request`` with the
+owner's password (:func:`request_back`); companion-update.path starts the
+root worker (``companion update --worker``) for either.  Root reads that
+folder as hostile: without following a link, only plain files with one
+name, and whatever it writes there (the store put back) is a new file
+under a random name, handed to the service on its descriptor
+(:mod:`appliance.root.safefs`).  A request it will not read is removed
+unread.
 
-A power cut at any moment: ``pending.json`` names the step reached, written
-(and its folder) durably before each step that changes the box.  At boot,
-before the service starts, ``companion update --recover`` reverts any
-update that had not yet started the new version; one that had is checked
-again by the worker once the service runs, and kept or reverted.  So the
-box always comes back on exactly one of the two versions, with the store
-that version wrote.
+**An update, step by step**, and what a power cut at each step leaves
+(``pending.json`` names the step reached, written durably, with its
+folder, before each step that changes the box):
+
+1. Root copies the bundle into its own ``work/`` and checks it there: the
+   signature against the release keys (never a check the service made),
+   the Python and the machine, and the version: **updates only go
+   forward**.  A bundle must be newer (``packaging``'s versions) than the
+   newest version this box has run: root's ``highest.json`` (written when
+   an update is kept, and from the current release at boot and before a
+   bundle is checked when it holds less), the current release and the
+   previous one.  Refused, nothing has changed; a cut, nothing has changed
+   either (the boot says the update was cut short).
+2. Unpacked and built beside the current release, in
+   ``releases/<version>`` flagged ``.unfinished`` until whole (a cut: the
+   boot removes it).  ``prepared``.
+3. The service stopped, the store copied aside (``backups/pre-<version>``,
+   ``complete`` once whole).  ``backed-up``.
+4. The new version's self-check, which may migrate the store.  ``checking``.
+5. ``previous`` and ``current`` switched, one rename each.  ``switching``,
+   then ``switched``; the service started.
+6. The new version must report ready and stay up (:data:`SETTLE_S`) within
+   :data:`HEALTH_S`, with fewer than :data:`MAX_CRASHES` restarts: then it
+   is kept (``highest.json`` raised, old releases and copies tidied), else
+   rolled back: the links back, the new release removed, the pre-update
+   store back, the service started.
+
+A cut before step 5 ends: at boot, before the service starts, ``companion
+update --recover`` reverts the update (the links, the new release, the
+store if its copy was whole).  A cut in step 6: the new version boots,
+and the worker checks it again and keeps or reverts it.  Since after the
+switch ``current`` is the new release, whose command the units run, both
+hand themselves over (``execv``) to the release the pending update came
+from: the code that began an update finishes it, never the code under test.
+
+**A failed update never leaves the box stopped.**  Whatever fails once the
+service is stopped (a full card, a folder that cannot be written, a
+damaged release, a self-check or a switch that raises) is rolled back as
+above, every step of it tried even when another fails (and the failed ones
+tried once more after the rest has freed room), and the service started;
+the status is ``failed`` with the reason.  If something could not be put
+back, ``pending.json`` stays and the next start tries again.  So the box
+always comes back on exactly one of the two versions, whole, with the
+store that version wrote.
+
+**Back to the previous version**, the only way down: the owner's password
+is checked by root against its own record (appliance/root/owner.py); then
+the service stopped, ``current`` switched to the previous release and
+``previous`` to the one left (the links first: if one cannot be switched,
+nothing else changes), the store copied aside before the update to the
+version left brought back if that copy is whole (the games played since
+are lost: the page says so), the service started; status ``done`` with
+``kind: "back"``.  ``highest.json`` is not lowered: the box goes forward
+again only to a version newer than any it has run.  A cut while going back
+(``pending.json`` of kind ``back``): the boot finishes it.
 """
 
 from __future__ import annotations
@@ -44,7 +94,10 @@ from pathlib import Path
 
 from companion.i18n import N_, _, gettext
 
-from .durable import fsync_dir, read_json
+from .durable import fsync_dir, read_json, write_json
+
+#: The status's ``kind`` of a step back to the previous version (an update's status has none).
+BACK = "back"
 
 @dataclass
 class Layout:
@@ -62,10 +115,12 @@ class Layout:
     inbox = property(lambda self: self.data / "update")
     incoming = property(lambda self: self.data / "update" / "incoming.bundle")
     request = property(lambda self: self.data / "update" / "request")
+    back_request = property(lambda self: self.data / "update" / "back-request")
     marker = property(lambda self: self.root / "pending.json")
     status = property(lambda self: self.root / "status.json")
     work = property(lambda self: self.root / "work")
     backups = property(lambda self: self.root / "backups")
+    highest = property(lambda self: self.root / "highest.json")
 
 
 
@@ -98,18 +153,44 @@ def request_update(layout: Layout, src, request_id: str) -> None:
     fsync_dir(layout.inbox)
 
 
+def request_back(layout: Layout, owner_password: str) -> str:
+    """Ask the root unit to go back to the previous version (the only way
+    down: a bundle must always be newer than any version the box has run);
+    the request's id, which the status names once root has answered.
+
+    The owner's password goes with it: root checks it against its own copy
+    (appliance/root/owner.py) and does nothing for a wrong one.  Owner-only
+    (0600) and on the card when this returns, like an update's request."""
+    request_id = secrets.token_hex(8)
+    write_json(layout.back_request, {"request": request_id, "owner_password": owner_password}, mode=0o600)
+    return request_id
+
+
+def _reason(status: dict, gettext) -> str:
+    reason = gettext(status.get("reason") or "")
+    try:
+        return reason.format(**(status.get("params") or {}))
+    except (KeyError, IndexError, ValueError):
+        return reason
+
+
 def status_text(status: dict | None, gettext=lambda s: s) -> str | None:
     """The status as one line for the panel, the page and the command line."""
     if not status:
         return None
     state = status.get("state")
     to, back = status.get("to") or "?", status.get("back") or "?"
+    if status.get("kind") == BACK:
+        if state == "failed":
+            return gettext(N_("Could not go back to the previous version: still on {back}: {reason}")).format(
+                back=back, reason=_reason(status, gettext))
+        if state == "done":
+            return gettext(N_("Back on {to} (was {back}).")).format(to=to, back=back)
+        if state in ("verifying", "installing", "checking"):
+            return gettext(N_("Going back to {to}…")).format(to=to, back=back)
+        return None
     if state == "failed":
-        reason = gettext(status.get("reason") or "")
-        try:
-            reason = reason.format(**(status.get("params") or {}))
-        except (KeyError, IndexError, ValueError):
-            pass
+        reason = _reason(status, gettext)
         if status.get("to"):
             return gettext(N_("Update to {to} failed: back on {back}: {reason}")).format(
                 to=to, back=back, reason=reason)
@@ -128,7 +209,8 @@ def start_notice(layout: Layout, gettext=lambda s: s) -> tuple[str, dict] | None
     """The last update's rollback, once, as a table notice (the panel and the
     phones) for the start that follows it; None if there is none to show."""
     status = read_json(layout.status)
-    if not status or status.get("state") != "failed" or not status.get("to"):
+    # A step back is asked for on the page, which says how it went.
+    if not status or status.get("state") != "failed" or not status.get("to") or status.get("kind") == BACK:
         return None
     stamp = str(status.get("time"))
     seen = layout.inbox / "seen"
@@ -142,13 +224,8 @@ def start_notice(layout: Layout, gettext=lambda s: s) -> tuple[str, dict] | None
         seen.write_text(stamp, encoding="utf-8")
     except OSError:
         pass
-    reason = gettext(status.get("reason") or "")
-    try:
-        reason = reason.format(**(status.get("params") or {}))
-    except (KeyError, IndexError, ValueError):
-        pass
     return (N_("Update to {to} failed: back on {back}: {reason}"),
-            {"to": status.get("to"), "back": status.get("back") or "?", "reason": reason})
+            {"to": status.get("to"), "back": status.get("back") or "?", "reason": _reason(status, gettext)})
 
 
 # -- companion update -------------------------------------------------------------------

@@ -120,3 +120,43 @@ def status(root_dir=ROOT_DIR) -> dict:
 
 def dump(root_dir=ROOT_DIR) -> str:
     return json.dumps(status(root_dir))
+
+
+def set_owner(password: str, data_dir: Path, root_dir=ROOT_DIR) -> None:
+    """The owner's password chosen by root itself (``companion owner``, at a
+    root shell: whoever is root already owns the box): root's copy, then the
+    service's, made without following a link in its folder."""
+    from appliance.wifi import _write_private
+
+    password = rules.check_password(password)
+    _write_private(Path(data_dir) / rules.RECORD, json.dumps({"hash": rules.hash_password(password)}) + "\n")
+    write_json(_ensure(root_dir) / OWNER, {"hash": rules.hash_password(password)}, mode=0o600)
+    close_setup(root_dir)
+
+
+def command(args) -> int:
+    """``companion owner``: the owner's password from one line on standard
+    input, for a box installed by hand (set-up from a phone makes it on a
+    flashed box).  Root only: the service cannot run it."""
+    import os
+    import sys
+
+    from companion.config import default_data_dir
+    from companion.i18n import _
+
+    if os.geteuid() != 0:
+        print(_("companion owner: run it as root"), file=sys.stderr)
+        return 1
+    if sys.stdin.isatty():
+        import getpass
+
+        password = getpass.getpass(_("Owner password: "))
+    else:
+        password = sys.stdin.readline().rstrip("\n")
+    try:
+        set_owner(password, Path(args.data) if args.data else default_data_dir())
+    except rules.OwnerError as exc:
+        print(f"companion owner: {_(exc.template, **exc.params)}", file=sys.stderr)
+        return 1
+    print(_("companion owner: the owner password is set"))
+    return 0

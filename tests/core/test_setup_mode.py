@@ -351,3 +351,17 @@ def test_a_reset_brings_the_wifi_unit_up_in_setup_mode(tmp_path, monkeypatch):
     owners.set_setup_open(root, True)           # the owner confirmed the reset
     setup_root.main(data, nm, owner_dir=root)
     assert ["systemctl", "restart", "--no-block", "companion-wifi.service"] in nm.ran
+
+
+def test_companion_owner_at_a_root_shell_sets_both_copies(tmp_path, monkeypatch):
+    data, root = tmp_path / "data", tmp_path / "owner"
+    data.mkdir()
+    owners.set_setup_open(root, True)
+    with pytest.raises(owner.OwnerError):
+        owners.set_owner("short", data, root)
+    assert owners.owner_hash(root) is None and owner.read_hash(data) is None
+    (data / owner.RECORD).symlink_to(tmp_path / "elsewhere")
+    owners.set_owner("the owner's own", data, root)
+    assert owners.verifies("the owner's own", root) and not owners.setup_open(root)
+    assert owner.verify("the owner's own", owner.read_hash(data))
+    assert not (tmp_path / "elsewhere").exists(), "the planted link replaced, never followed"

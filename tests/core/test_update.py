@@ -118,8 +118,9 @@ class FakeSystem:
         return self.health(updater.release_of(self.layout.current))
 
 
-class Cut(Exception):
-    pass
+class Cut(BaseException):
+    """A power cut: nothing in the installer may catch it (it catches
+    ``Exception`` to put the box back on its feet after an error)."""
 
 
 def _box(tmp_path, keys, first="1.0") -> tuple[Layout, FakeSystem, Installer]:
