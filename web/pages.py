@@ -113,6 +113,9 @@ JS_TEXTS = [
     N_("Your decision for {color}: keep it"), N_("Name the colour being scored."),
     N_("Nothing secret to enter in this game: follow the scoreboard."),
     N_("Sending…"), N_("The box does not answer: try again."),
+    # setup and the owner
+    N_("The two owner passwords differ."), N_("Enter the owner password first."),
+    N_("Asked: the box applies it in a moment."), N_("The box is back in set-up: reload this page."),
     # control
     N_("Table control"), N_("Save PIN"), N_("Forget PIN"), N_("PIN saved in this tab."),
     N_("Undo the last action"), N_("Really undo?"), N_("Yes, undo"), N_("Cancel"), N_("Undone."),

@@ -68,3 +68,43 @@ def test_the_setup_page_is_axe_clean_and_fits(browser, setup_box, lang, state):
                     page.screenshot(path=f"{SHOTS}/page-{state}-{lang}.png", full_page=True)
             context.close()
     assert problems == []
+
+
+def test_a_person_finishes_setup_with_an_owner_password_then_finds_the_owner_section(browser, tmp_path):
+    """As a person would: the PIN, the owner password twice (a typo first),
+    Finish; the page then says the box is set up and shows the owner's
+    section, which refuses a wrong owner password in words, in French too."""
+    from appliance import owner, setup
+    from web_support import make_app, make_session, running_server
+
+    data = tmp_path / "finish-box"
+    data.mkdir()
+    app = make_app(make_session(data), data_dir=str(data), name="Marc-Antoine", port=8000)
+    problems = []
+    with running_server(app) as server:
+        context = browser.new_context(locale="fr-FR", viewport={"width": 390, "height": 844},
+                                      is_mobile=True, has_touch=True)
+        page = context.new_page()
+        page.goto(f"http://127.0.0.1:{server.port}/setup?lang=fr")
+        page.fill("[data-testid=pin]", PIN)
+        page.fill("#setup-name", "Chez Éloïse & Marc-Antoine")
+        page.fill("#setup-owner", "Éloïse garde la clé")
+        page.fill("#setup-owner-again", "Éloïse garde la cle")
+        page.click("button[type=submit]")
+        page.wait_for_selector("#setup-error:not([hidden])")
+        assert "diffèrent" in page.inner_text("#setup-error")
+        assert setup.in_setup_mode(data)
+        page.fill("#setup-owner-again", "Éloïse garde la clé")
+        page.click("button[type=submit]")
+        page.wait_for_selector("#owner-form")
+        assert not setup.in_setup_mode(data)
+        assert owner.verify("Éloïse garde la clé", owner.read_hash(data))
+        problems += page.evaluate(OVERFLOW_JS, 390)
+        problems += severe_violations(page)
+        page.screenshot(path=f"{SHOTS}/page-owner-fr.png", full_page=True)
+        page.fill("[data-testid=owner-password]", "pas le bon mot de passe")
+        page.click("#owner-ssh-remove")
+        page.wait_for_function("document.getElementById('owner-msg').textContent.includes('propriétaire')")
+        context.close()
+    app.extensions["companion"].close()
+    assert problems == []
