@@ -3,24 +3,36 @@
 A :class:`World` is a whole appliance — the store (SQLite, with a fixed
 clock), the table session, the box on gpiozero's ``MockFactory`` with luma's
 dummy panel, and the web app — seen from a phone on the Wi-Fi (another
-address than the box's, the box's own host name).  Everything such a phone
-can get with no credential or with the PIN goes into ``world.seen``: every
-answer (refusals included, headers and bytes), the mirror after every step,
-every event the streams publish, every page, history, export, CSV and stats.
+address than the box's, the box's own host name).  The box is set up: its
+owner chose a password, and it has an installer (a fake
+``/opt/companion`` with a version before this one) and a release key, all
+in the world's own folder.  Everything such a phone can get with no
+credential, with the PIN or with a wrong owner password goes into
+``world.seen``: every answer (refusals included, headers and bytes), the
+mirror after every step, every event the streams publish, every page,
+history, export, CSV and stats, the Update and Backup pages, the release
+keys, and the owner's routes (an update, going back, the keys, a restore)
+refused.
 
 :class:`Pair` runs the same steps in two worlds.  World B differs from A
 only in the values of secret entries (the card a seat picks on the phone,
 the cursor moves of a seat picking on the buttons, a Diabolo decision, a
-scoreboard number) and in the PIN.  Until a differing value is *revealed*
-— after which the worlds rightly part — the two recordings must be equal,
-byte for byte.  An entry taken back before its reveal never parts them.
+scoreboard number), in the PIN and in the owner's password.  Until a
+differing value is *revealed* — after which the worlds rightly part — the
+two recordings must be equal, byte for byte.  An entry taken back before
+its reveal never parts them.
 """
 
 from __future__ import annotations
 
+import base64
+import functools
+import hashlib
 import itertools
 import json
+import os
 
+from appliance import owner as box_owner, setup
 from box_support import MockTable
 from web import create_app
 from web.auth import PinGuard
@@ -29,16 +41,53 @@ URL = "http://192.168.1.20:8000/"
 PHONE = {"REMOTE_ADDR": "192.168.1.37"}        # a phone on the table's Wi-Fi
 WRONG_PIN = "0000"                             # wrong in both worlds (their PINs differ from it)
 NO_CREDENTIAL, WITH_PIN, WITH_WRONG_PIN = "none", "pin", "wrong"
+WITH_WRONG_OWNER = "wrong owner"
+WRONG_OWNER = "nobody's owner password"        # wrong in both worlds (their passwords differ from it)
+RELEASE_KEY = "ed25519 " + "A" * 43 + "= release maker"
+# The owner's routes, each with what a phone might send it.
+OWNER_ROUTES = (("/api/update", b"bundle bytes"), ("/api/update/back", None),
+                ("/api/update/keys", {"add": RELEASE_KEY}), ("/api/backup/restore", b"PK\x03\x04 a backup"))
+
+
+@functools.cache
+def owner_record(password: str) -> str:
+    """The owner's hash as appliance/owner.py keeps it, at a small cost:
+    the record names its own scrypt cost and the comparison follows it.
+    The worlds compare wrong passwords at every look around; what a
+    comparison costs is the bench's to measure, not theirs (the real cost
+    is tests/web/test_update_web.py's)."""
+    salt = b"two worlds, salt"
+    digest = hashlib.scrypt(password.encode("utf-8"), salt=salt, n=16, r=1, p=1, dklen=32)
+    b64 = base64.b64encode
+    return f"scrypt$16$1$1${b64(salt).decode()}${b64(digest).decode()}"
+
+
+def set_up_box(folder) -> dict:
+    """A box whose set-up has ended (so it has an owner), with an installer:
+    a version before this one and a release key.  Its config's paths, all
+    under ``folder``: the machine's own /opt and /etc are never read."""
+    setup.mark_done(folder, True)
+    prefix = folder / "opt"
+    for version in ("1.0", "0.9"):
+        (prefix / "releases" / version).mkdir(parents=True)
+    os.symlink("releases/1.0", prefix / "current")
+    os.symlink("releases/0.9", prefix / "previous")
+    keys = folder / "release-keys"
+    keys.write_text(RELEASE_KEY + "\n", encoding="utf-8")
+    return {"data_dir": str(folder), "update_state": str(folder / "update-root"),
+            "update_prefix": str(prefix), "release_keys": str(keys)}
 
 
 class World:
     """One appliance and the recording of what a phone can get from it."""
 
-    def __init__(self, folder, pin: str):
+    def __init__(self, folder, pin: str, owner_password: str):
         self.clock = [1_800_000_000.0]                       # a fixed, steppable wall clock
         self.table = MockTable(folder, clock=lambda: self.clock[0])
         self.store, self.session, self.box = self.table.store, self.table.session, self.table.box
         config = {"language": "en", "max_streams": 100, "keepalive_s": 15.0, "mock": True, "url": URL}
+        config.update(set_up_box(folder))
+        box_owner.write_hash(folder, owner_record(owner_password))
         self.app = self.table.app = create_app(self.session, box=self.box, config=config, pin=pin)
         self.box.show_join(URL, pin)
         self.companion = self.app.extensions["companion"]
@@ -72,6 +121,8 @@ class World:
             return {"X-Table-Pin": self.pin}
         if credential == WITH_WRONG_PIN:
             return {"X-Table-Pin": WRONG_PIN}
+        if credential == WITH_WRONG_OWNER:
+            return {"X-Owner-Password": WRONG_OWNER}
         if seat is not None:
             return {"X-Seat-Token": self.tokens.get(seat, "not-a-token")}
         return {}
@@ -79,7 +130,8 @@ class World:
     def request(self, method, path, body=None, credential=NO_CREDENTIAL, seat=None, record=True):
         """One request from a phone; its answer is recorded unless it belongs to a seat's owner."""
         _TOKEN_NUMBERS[0] = self.token_numbers
-        response = self.client.open(path, method=method, json=body, environ_base=PHONE,
+        sent = {"data": body} if isinstance(body, bytes) else {"json": body}      # a file (a bundle, a backup) as it is
+        response = self.client.open(path, method=method, environ_base=PHONE, **sent,
                                      headers=self.headers(credential, seat), base_url=URL.rstrip("/"))
         data = response.get_data()
         if record:
@@ -100,10 +152,11 @@ class Pair:
     """Two worlds, A and B, driven step by step; ``parted`` once a differing secret is revealed."""
 
     PINS = ("1357", "8642")
+    OWNER_PASSWORDS = ("Éloïse's owner password", "Marc-Antoine owns box B")
 
     def __init__(self, folder):
-        self.a = World(folder / "a", self.PINS[0])
-        self.b = World(folder / "b", self.PINS[1])
+        self.a = World(folder / "a", self.PINS[0], self.OWNER_PASSWORDS[0])
+        self.b = World(folder / "b", self.PINS[1], self.OWNER_PASSWORDS[1])
         self.parted = False
         self.cursor_moved_apart = False
         self.compared = 0
@@ -188,10 +241,23 @@ class Pair:
             self.read("GET", path)
         self.read("GET", "/api/history/current")
         self.read("GET", "/api/backup", WITH_PIN)           # the whole box's backup file, bytes and headers
+        self.read("GET", "/api/update/keys")                 # the release keys' fingerprints
+        self.owner_routes()
         self.read("GET", "/dev")                             # the box's own page: refused to a phone
         for world in (self.a, self.b):
             world.seen.append(("snapshot", world.companion._table_snapshot()))
         self.seat_views()
+        self.check()
+
+    def owner_routes(self):
+        """The owner's routes, asked with no credential, with the PIN and with a
+        wrong owner password: refused alike in both worlds (401, 403, then
+        429 and its wait once this phone or the box is throttled), whatever
+        each world's owner chose."""
+        for credential in (NO_CREDENTIAL, WITH_PIN, WITH_WRONG_OWNER):
+            for path, body in OWNER_ROUTES:
+                for world in (self.a, self.b):
+                    world.request("POST", path, body, credential)
         self.check()
 
     def _may_differ(self, action) -> bool:

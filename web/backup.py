@@ -2,7 +2,13 @@
 
     GET  /backup                 the page: download a backup, restore one
     GET  /api/backup             the backup file (PIN)
-    POST /api/backup/restore     restore the file sent as the body (PIN)
+    POST /api/backup/restore     restore the file sent as the body (owner)
+
+Downloading is the table's: the PIN opens it, as it opens everything the
+file holds.  Restoring replaces every game and player on the box, so it is
+the owner's (header ``X-Owner-Password``, web/guards.py ``owner_required``):
+the PIN is on the panel for anyone at the table, and the PIN alone is
+refused with 401 before the file is looked at.
 
 The file is :mod:`appliance.backup`'s: only what the PIN may read (the PIN
 is on the box for the whole table), so its bytes are the same whatever the
@@ -27,12 +33,13 @@ from companion.i18n import N_
 
 from .app import companion
 from .errors import ApiError
-from .guards import pin_required
+from .guards import owner_required, pin_required
 
 bp = Blueprint("backup", __name__)
 
 # Texts the page's script shows (boot.texts; tests/box/test_i18n.py finds them here).
-JS_TEXTS = [N_("Enter the table PIN first."), N_("Choose a backup file first."), N_("Sending…"),
+JS_TEXTS = [N_("Enter the table PIN first."), N_("Enter the owner password first."),
+            N_("Choose a backup file first."), N_("Sending…"),
             N_("Downloaded."), N_("Restored {games} games: the box restarts now."),
             N_("The box does not answer: try again.")]
 RESTART_DELAY_S = 0.5           # the answer reaches the phone before the companion stops
@@ -72,7 +79,7 @@ def download():
 
 
 @bp.post("/api/backup/restore")
-@pin_required(N_("restoring a backup needs the table PIN (header X-Table-Pin)"))
+@owner_required(N_("restoring a backup is the owner's: send the owner password (header X-Owner-Password)"))
 def restore():
     request.max_content_length = MAX_BACKUP_BYTES
     data_dir = _data_dir()

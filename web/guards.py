@@ -104,13 +104,25 @@ def owner_shown(missing: str) -> None:
     (:class:`~web.auth.OwnerGuard`: at most 10 wrong ones compared, then
     one a minute, from any number of addresses)."""
     c = companion()
-    supplied = request.headers.get(OWNER_HEADER, "")
+    supplied = owner_header()
     if not supplied:
         raise ApiError(401, missing)
     c.owner_guard.refuse_if_blocked(client())
     if c.owner_guard.read_hash() is None:
         raise ApiError(403, NO_OWNER)
     c.owner_guard.check(supplied, client())
+
+
+def owner_header() -> str:
+    """The owner's password as sent.  A header carries bytes, read as
+    Latin-1: a client sends the password's UTF-8 bytes (the pages do, and
+    curl does with what is typed), which are read back as UTF-8 here; bytes
+    that are not UTF-8 are taken as the Latin-1 characters they are."""
+    value = request.headers.get(OWNER_HEADER, "")
+    try:
+        return value.encode("latin-1").decode("utf-8")
+    except UnicodeError:
+        return value
 
 
 NO_OWNER = N_("this box has no owner yet: the owner password is chosen when set-up ends (the Setup page)")

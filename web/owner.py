@@ -41,7 +41,9 @@ def _folder() -> Path:
 
 
 def _password() -> str:
-    return request.headers.get(owner.HEADER, "")
+    from .guards import owner_header
+
+    return owner_header()
 
 
 def view() -> dict:

@@ -1,8 +1,11 @@
 """The backup page on a phone (web/backup.py, web/static/backup.js): the
-download is the box's backup file, a foreign file is refused in the page's
-language and changes nothing, a good one is restored (staged, the box
-restarts).  Its fit and axe checks are those of every shared page
-(tests/browser_pages.py SHARED_PAGES)."""
+download is the box's backup file (the table PIN), a foreign file is
+refused in the page's language and changes nothing, a good one is restored
+(staged, the box restarts).  Restoring is the owner's: the page asks for
+the owner password, refuses the PIN in its place, and asks once before
+anything is replaced, saying what is lost.  Its fit and axe checks are
+those of every shared page (tests/browser_pages.py SHARED_PAGES), and this
+file's with the question shown."""
 
 from __future__ import annotations
 
@@ -10,7 +13,9 @@ import zipfile
 
 import pytest
 
-from test_browser import PIN, Phone, Table  # noqa: F401  (the browser's skip rules come with it)
+from browser_pages import OVERFLOW_JS
+from test_browser import PHONE, PIN, Phone, Table  # noqa: F401  (the browser's skip rules come with it)
+from test_update_web import OWNER, make_owner
 from web_support import http, pin_headers
 
 pytest_plugins = ["browser_support"]
@@ -19,9 +24,23 @@ pytestmark = pytest.mark.browser
 
 @pytest.fixture
 def table(tmp_path):
+    """The mock appliance, its set-up ended: it has an owner."""
     t = Table(tmp_path)
+    make_owner(t.session.store.dir)
+    t.app.extensions["companion"].config["data_dir"] = str(t.session.store.dir)
     yield t
     t.close()
+
+
+def restore_with(page, file, password):
+    """Choose ``file``, type ``password`` in the owner field, press Restore
+    and answer the page's one question with "Replace everything"."""
+    restore = page.locator("#restore-form")
+    restore.locator("input[type=file]").set_input_files(str(file))
+    restore.get_by_test_id("owner-password").fill(password)
+    restore.locator("#restore-ask").click()
+    page.locator("#restore-confirm").wait_for()
+    page.locator("#restore-yes").click()
 
 
 @pytest.mark.parametrize("lang", ["en", "fr"])
@@ -47,10 +66,7 @@ def test_the_page_downloads_the_backup_and_refuses_a_foreign_file(browser, table
         other = tmp_path / "other.zip"
         with zipfile.ZipFile(other, "w") as zf:
             zf.writestr("notes.txt", "hello")
-        restore = page.locator("#restore-form")
-        restore.locator("input[type=file]").set_input_files(str(other))
-        restore.locator("input[name=pin]").fill(PIN)
-        restore.locator("button").click()
+        restore_with(page, other, OWNER)
         message = page.locator("#restore-msg.error")
         message.wait_for()
         words = "pas une sauvegarde" if lang == "fr" else "not a companion backup"
@@ -60,10 +76,59 @@ def test_the_page_downloads_the_backup_and_refuses_a_foreign_file(browser, table
         # The good file: staged, the box told to restart.
         restarts = []
         table.app.extensions["companion.restart"] = lambda: restarts.append(True)
-        restore.locator("input[type=file]").set_input_files(str(saved))
-        restore.locator("button").click()
+        restore_with(page, saved, OWNER)
         page.locator("#restore-msg.ok").wait_for()
         assert (table.session.store.dir / ".restore-new" / "RESTORE-READY").exists()
+        assert not phone.errors
+    finally:
+        phone.context.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "fr"])
+def test_a_restore_asks_once_and_the_pin_is_no_owner_password(browser, table, tmp_path, lang):
+    table.post({"type": "new_game", "game": "scoreboard", "players": ["Marc-Antoine", "Éloïse"]})
+    _, _, backup = http(table.server.port, "GET", "/api/backup", None, pin_headers())
+    (tmp_path / "box.zip").write_bytes(backup)
+    table.app.extensions["companion.restart"] = lambda: pytest.fail("nothing is restored here")
+    phone = Phone(browser, table.base, f"backup-owner-{lang}")
+    try:
+        page = phone.page
+        page.goto(table.base + f"/backup?lang={lang}")
+        # The download keeps the PIN; the restore asks for the owner password.
+        assert page.locator("#backup-form").get_by_test_id("pin").count() == 1
+        owner = page.locator("#restore-form").get_by_test_id("owner-password")
+        assert owner.get_attribute("type") == "password"
+        assert owner.get_attribute("autocomplete") == "current-password"
+        restore = page.locator("#restore-form")
+        restore.locator("input[type=file]").set_input_files(str(tmp_path / "box.zip"))
+        restore.locator("#restore-ask").click()
+        page.locator("#restore-msg.error").wait_for()            # no password: nothing asked, nothing sent
+        assert page.locator("#restore-confirm").is_hidden()
+        # A header carries Latin-1 only: the page says so rather than blame the box.
+        owner.fill("le cœur de la table")
+        restore.locator("#restore-ask").click()
+        page.wait_for_function("document.getElementById('restore-msg').textContent.indexOf('œ') >= 0")
+        assert page.locator("#restore-confirm").is_hidden()
+        # The question names what is lost; Cancel sends nothing.
+        owner.fill(OWNER)
+        restore.locator("#restore-ask").click()
+        page.locator("#restore-confirm").wait_for()
+        if lang == "en":
+            assert "Every game and player on it now is replaced by the file's games and players" in \
+                page.locator("#restore-prompt").inner_text()
+        problems = page.evaluate(OVERFLOW_JS, PHONE["width"])
+        assert not problems, problems
+        if lang == "en":
+            phone.shot("backup-restore-question")
+        page.locator("#restore-no").click()
+        assert page.locator("#restore-confirm").is_hidden() and page.locator("#restore-ask").is_visible()
+        # The table PIN in the owner field: refused, and nothing staged.
+        restore_with(page, tmp_path / "box.zip", PIN)
+        message = page.locator("#restore-msg.error")
+        message.wait_for()
+        if lang == "en":
+            assert message.inner_text() == "wrong owner password"
+        assert not (table.session.store.dir / ".restore-new").exists()
         assert not phone.errors
     finally:
         phone.context.close()

@@ -3,7 +3,8 @@ made on one box, restored on a fresh one, the history, statistics, roster
 and settings are the same as the phones and the box read them; a corrupt,
 truncated, foreign or too-new file is refused with one line and changes
 nothing; the file never holds a secret the PIN may not read, the PIN or
-the hub's key."""
+the hub's key.  Downloading needs the PIN; restoring is the owner's (the
+owner password), never the PIN's alone."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from appliance.cli import main
 from companion.session import TableSession
 from companion.store import Store
 from web_support import PIN, make_app, pin_headers
+from test_update_web import OWNER, make_owner, owner_headers
 
 THIRD_MAN = {"type": "new_game", "game": "third-man", "players": ["Marc-Antoine", "Éloïse", "Chloé", "Dan"]}
 TOML = """pin = "9753"
@@ -54,14 +56,17 @@ def bid(seat, card):
 
 
 class Box:
-    """A data folder with its store (a clock ticking a second per call), session and web app."""
+    """A data folder with its store (a clock ticking a second per call), session
+    and web app; an owner (the password OWNER), unless ``with_owner`` is False."""
 
-    def __init__(self, folder: Path, start=1_700_000_000):
+    def __init__(self, folder: Path, start=1_700_000_000, with_owner=True):
         ticks = itertools.count(start)
         self.folder = folder
         self.store = Store(folder, clock=lambda: float(next(ticks)))
+        if with_owner:
+            make_owner(folder)
         self.session = TableSession(self.store)
-        self.app = make_app(self.session)
+        self.app = make_app(self.session, data_dir=str(folder))
         self.client = self.app.test_client()
 
     def play(self, *actions):
@@ -158,7 +163,7 @@ def test_the_command_line_backup_restores_through_the_web_route_onto_a_box_in_pl
     other.play(THIRD_MAN, bid(0, 4))
     restarts = []
     other.app.extensions["companion.restart"] = lambda: restarts.append(True)
-    r = other.client.post("/api/backup/restore", data=(tmp_path / "box.zip").read_bytes(), headers=pin_headers())
+    r = other.client.post("/api/backup/restore", data=(tmp_path / "box.zip").read_bytes(), headers=owner_headers())
     assert r.status_code == 202, r.json
     assert r.json["restored"]["games"] == 3 and r.json["restarting"] is True
     import time
@@ -224,8 +229,64 @@ def test_the_backup_needs_the_pin(tmp_path):
     try:
         assert box.client.get("/api/backup").status_code == 401
         assert box.client.get("/api/backup", headers=pin_headers("0000")).status_code == 403
-        assert box.client.post("/api/backup/restore", data=b"PK").status_code == 401
-        assert box.client.post("/api/backup/restore", data=b"PK", headers=pin_headers("0000")).status_code == 403
+        assert box.client.get("/api/backup", headers=pin_headers()).status_code == 200
+        # The owner password is no PIN: it opens nothing the PIN opens.
+        assert box.client.get("/api/backup", headers=owner_headers()).status_code == 401
+    finally:
+        box.close()
+
+
+def on_disk(folder: Path) -> list:
+    """The data folder's files (SQLite's side files come and go with reads)."""
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*")
+                  if not p.name.endswith(("-wal", "-shm", "-journal")))
+
+
+def test_a_restore_is_the_owners_and_the_pin_alone_changes_nothing(tmp_path, good_backup):
+    """The PIN is on the panel for anyone at the table: with it alone, or
+    with a wrong owner password, the backup is refused and nothing on the
+    box changes (not even a file of the upload); with the owner password it
+    is restored."""
+    box = played(tmp_path / "box")
+    try:
+        box.app.extensions["companion.restart"] = lambda: pytest.fail("no restart for a refused restore")
+        before, files = box.seen(), on_disk(box.folder)
+        for headers in ({}, pin_headers()):
+            r = box.client.post("/api/backup/restore", data=good_backup, headers=headers)
+            assert r.status_code == 401, r.json
+            assert r.json["error"] == ("restoring a backup is the owner's: send the owner password "
+                                       "(header X-Owner-Password)")
+        r = box.client.post("/api/backup/restore", data=good_backup,
+                            headers={**pin_headers(), **owner_headers("Éloïse's wrong password")})
+        assert r.status_code == 403 and r.json["error"] == "wrong owner password"
+        assert box.seen() == before and on_disk(box.folder) == files
+        restarts = []
+        box.app.extensions["companion.restart"] = lambda: restarts.append(True)
+        r = box.client.post("/api/backup/restore", data=good_backup, headers=owner_headers())
+        assert r.status_code == 202 and r.json["restored"]["games"] == 1, r.json
+        assert (box.folder / ".restore-new" / "RESTORE-READY").exists()
+    finally:
+        box.close()
+    # The owner is the box's, not the file's: the same password after the restore.
+    assert finish_pending(box.folder)
+    again = Box(box.folder, with_owner=False)
+    try:
+        assert [g["players"] for g in again.seen()["games"]["games"]] == [["Ann", "Ben"]]
+        r = again.client.post("/api/backup/restore", data=b"PK", headers=owner_headers())
+        assert r.status_code == 400 and "not a companion backup" in r.json["error"]
+    finally:
+        again.close()
+
+
+def test_a_box_with_no_owner_yet_restores_nothing(tmp_path, good_backup):
+    box = Box(tmp_path / "a", with_owner=False)
+    try:
+        box.app.extensions["companion.restart"] = lambda: pytest.fail("no restart without an owner")
+        r = box.client.post("/api/backup/restore", data=good_backup, headers=owner_headers())
+        assert r.status_code == 403 and "no owner yet" in r.json["error"]
+        r = box.client.post("/api/backup/restore", data=good_backup, headers=pin_headers())
+        assert r.status_code == 401
+        assert not (tmp_path / "a" / ".restore-new").exists()
     finally:
         box.close()
 
@@ -344,11 +405,11 @@ def test_a_bad_file_is_refused_by_the_web_route_and_the_table_goes_on(kind, good
     try:
         box.app.extensions["companion.restart"] = lambda: pytest.fail("no restart for a bad file")
         before = box.seen()
-        r = box.client.post("/api/backup/restore?lang=fr", data=make(good_backup), headers=pin_headers())
+        r = box.client.post("/api/backup/restore?lang=fr", data=make(good_backup), headers=owner_headers())
         assert r.status_code == 400 and r.json["error"] and "\n" not in r.json["error"]
         assert box.seen() == before
         assert not (tmp_path / "box" / ".restore-new").exists()
-        r = box.client.post("/api/backup/restore", data=make(good_backup), headers=pin_headers())
+        r = box.client.post("/api/backup/restore", data=make(good_backup), headers=owner_headers())
         assert words in r.json["error"]
     finally:
         box.close()
@@ -360,7 +421,7 @@ def test_a_file_larger_than_a_backup_is_refused_before_it_is_read(tmp_path):
     box = Box(tmp_path / "a")
     try:
         r = box.client.post("/api/backup/restore", data=b"PK\x03\x04" + b"\0" * MAX_BACKUP_BYTES,
-                            headers=pin_headers())
+                            headers=owner_headers())
         assert r.status_code == 413 and "too large" in r.json["error"]
     finally:
         box.close()
@@ -404,7 +465,7 @@ def test_only_the_restore_route_takes_a_body_the_size_of_a_backup(tmp_path):
     try:
         with running_server(box.app) as server:
             big = b"x" * (MAX_IMPORT_BYTES + 200_000)
-            status, _, body = http(server.port, "POST", "/api/backup/restore", big, pin_headers())
+            status, _, body = http(server.port, "POST", "/api/backup/restore", big, owner_headers())
             assert status == 400 and "not a companion backup" in body["error"]    # read whole, then refused
             status, _, body = http(server.port, "POST", "/api/history/import", big, pin_headers())
             assert status == 413 and "too large" in body["error"]

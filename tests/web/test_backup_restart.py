@@ -1,7 +1,8 @@
 """A restore from the web on the running appliance (``companion run``):
 the restore is staged, the companion stops with the code systemd restarts
 on (75) — or, not run by systemd, starts itself again — and its start swaps
-the backup in.  The table then reads the backup's world."""
+the backup in.  The table then reads the backup's world.  The restore is
+the owner's: the running companion refuses the PIN alone."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 
 from test_appliance_kill import PIN, companion_command, serving_port
 from test_backup import Box, THIRD_MAN, add, bid, scoreboard
+from test_update_web import make_owner, owner_headers
 from web_support import http
 
 pytestmark = pytest.mark.slow
@@ -44,6 +46,8 @@ def test_a_restore_from_the_web_restarts_the_companion_into_the_backups_world(tm
     backup = source.client.get("/api/backup", headers={"X-Table-Pin": "2468"}).data
     source.close()
 
+    (tmp_path / "box").mkdir()
+    make_owner(tmp_path / "box")                         # what set-up's end leaves in the data folder
     proc = spawn(tmp_path / "box", systemd)
     try:
         port = serving_port(proc)
@@ -53,6 +57,10 @@ def test_a_restore_from_the_web_restarts_the_companion_into_the_backups_world(tm
         assert listed(port) != expected
         status, _, body = http(port, "POST", "/api/backup/restore", backup,
                                {"X-Table-Pin": PIN, "Content-Type": "application/zip"})
+        assert status == 401 and "X-Owner-Password" in body["error"], body
+        assert proc.poll() is None
+        status, _, body = http(port, "POST", "/api/backup/restore", backup,
+                               {**owner_headers(), "Content-Type": "application/zip"})
         assert status == 202 and body["restored"]["games"] == 2, body
         if systemd:
             assert proc.wait(timeout=60) == 75

@@ -1,5 +1,6 @@
-/* /backup: download the box's backup file, restore one (web/backup.py).
-   The PIN goes in a header, so the download is a fetch turned into a link. */
+/* /backup: download the box's backup file (the PIN), restore one (the
+   owner password) (web/backup.py).  Credentials go in headers, so the
+   download is a fetch turned into a link. */
 (function () {
   "use strict";
   var C = window.Companion, t = C.t, h = C.h;
@@ -43,21 +44,45 @@
     }, function () { C.message(downloadMsg, t("The box does not answer: try again."), "error"); });
   });
 
+  // Restoring replaces every game and player on the box: the owner's, with
+  // the owner password (never kept by the page, unlike the PIN), and asked
+  // once on the page before anything is sent.
   var restore = document.getElementById("restore-form");
   var restoreMsg = document.getElementById("restore-msg");
-  remember(restore);
+  var ask = document.getElementById("restore-ask");
+  var confirmBox = document.getElementById("restore-confirm");
+  function asking(on) {
+    confirmBox.hidden = !on;
+    ask.hidden = on;
+    (on ? document.getElementById("restore-yes") : ask).focus();
+  }
+  function ready() {
+    if (!restore.elements.file.files[0]) { C.message(restoreMsg, t("Choose a backup file first."), "error"); return false; }
+    var password = restore.elements.owner_password.value;
+    if (!password) {
+      C.message(restoreMsg, t("Enter the owner password first."), "error");
+      restore.elements.owner_password.focus();
+      return false;
+    }
+    return true;
+  }
   restore.addEventListener("submit", function (e) {
     e.preventDefault();
+    if (!ready()) return;
+    C.message(restoreMsg, "");
+    asking(true);
+  });
+  document.getElementById("restore-no").addEventListener("click", function () { asking(false); });
+  document.getElementById("restore-yes").addEventListener("click", function () {
+    if (!ready()) return asking(false);
     var file = restore.elements.file.files[0];
-    var pin = restore.elements.pin.value.trim();
-    if (!file) return C.message(restoreMsg, t("Choose a backup file first."), "error");
-    if (!pin) return C.message(restoreMsg, t("Enter the table PIN first."), "error");
+    confirmBox.hidden = true;
+    ask.hidden = false;
     C.message(restoreMsg, t("Sending…"));
     fetch("/api/backup/restore" + lang, {
       method: "POST", body: file, cache: "no-store",
-      headers: { "X-Table-Pin": pin, "Content-Type": "application/zip" }
+      headers: { "X-Owner-Password": C.ownerHeader(restore.elements.owner_password.value), "Content-Type": "application/zip" }
     }).then(function (response) {
-      answered(response, pin);
       if (!response.ok) return errorOf(response).then(function (error) { C.message(restoreMsg, error, "error"); });
       return response.json().then(function (body) {
         C.message(restoreMsg, t("Restored {games} games: the box restarts now.", { games: body.restored.games }), "ok");

@@ -407,6 +407,11 @@
     try { return window[kind]; } catch (e) { return null; }
   }
 
+  // The owner's password as a header value: a header carries bytes (fetch
+  // takes only Latin-1 characters), so the password goes as its UTF-8 bytes
+  // and the box reads them back as UTF-8 (web/guards.py): "Clé-Œuvre €" too.
+  C.ownerHeader = function (password) { return unescape(encodeURIComponent(password)); };
+
   C.pin = {
     get: function () { var s = store("sessionStorage"); return (s && s.getItem("companion.pin")) || ""; },
     set: function (pin) { var s = store("sessionStorage"); if (s) s.setItem("companion.pin", pin); },

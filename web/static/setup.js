@@ -68,7 +68,7 @@
     var ask = function (url, body, after) {
       if (!password.value) { sayIn(msg, C.t("Enter the owner password first.")); password.focus(); return; }
       sayIn(msg, C.t("Sending…"));
-      post(url, { "X-Owner-Password": password.value }, body).then(function (res) {
+      post(url, { "X-Owner-Password": C.ownerHeader(password.value) }, body).then(function (res) {
         if (!res.ok) { sayIn(msg, res.data.error || C.t("The box does not answer: try again.")); return; }
         sayIn(msg, C.t(after));
       }).catch(function () { sayIn(msg, C.t("The box does not answer: try again.")); });
