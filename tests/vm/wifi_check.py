@@ -429,7 +429,10 @@ base = "http://10.42.0.1:8000"
 view = json.loads(get(base + "/api/setup")[2])
 out["networks"] = [n["ssid"] for n in view.get("networks", [])]
 out["bad_field"] = post(base + "/api/setup", {"ssid": ssid, "password": "short"})[0]
-code, answer = post(base + "/api/setup", {"name": "Marc-Antoine", "ssid": ssid, "password": wrong})
+# Joining a house Wi-Fi ends set-up: the owner password comes with it.
+owner = "Marc-Antoine's own 1"
+code, answer = post(base + "/api/setup", {"name": "Marc-Antoine", "ssid": ssid, "password": wrong,
+                                          "owner_password": owner})
 out["wrong_sent"] = clock()
 out["wrong_answer"] = code
 end = clock() + 240
@@ -444,7 +447,7 @@ while clock() < end:
         pass
     time.sleep(0.5)
 if "wrong_seen" in out:
-    code, answer = post(base + "/api/setup", {"ssid": ssid, "password": right})
+    code, answer = post(base + "/api/setup", {"ssid": ssid, "password": right, "owner_password": owner})
     out["right_answer"] = code
     out["right_sent"] = clock()
 print(json.dumps(out))
@@ -512,11 +515,16 @@ def setup_round(vm, say, phone_if: str, box_if: str, home_phy: str, toml: str) -
     vm.sh("systemctl stop companion-wifi")
     vm.sh(f"nmcli connection delete {HOME_SSID} 2>/dev/null")
     start_home(vm, home_phy)
-    # "Reset settings" on the box's buttons does this (appliance/setup.py: reset).
+    # "Reset settings" on the box's buttons, confirmed by the owner, does this:
+    # the service's record (appliance/setup.py: reset) and root's own
+    # (appliance/root/owner.py: forget_owner), which is what root goes by.
     vm.put(TOML, toml.encode(), mode=0o600)
     vm.must(f"rm -f {data}/setup-status.json {data}/setup-join.json {data}/wifi-networks.json && "
             f"printf '{{\"done\": false}}\\n' > {data}/setup.json && "
-            f"chown companion:companion {TOML} {data}/setup.json && systemctl restart companion-wifi")
+            f"chown companion:companion {TOML} {data}/setup.json && "
+            f"install -d -m 0700 /var/lib/companion-owner && rm -f /var/lib/companion-owner/owner.json && "
+            f"printf '{{\"open\": true}}\\n' > /var/lib/companion-owner/setup.json && "
+            f"systemctl restart companion-wifi")
     dismiss_notices(vm, say)
     t = time.monotonic()
     text, end = None, t + 180
@@ -583,5 +591,6 @@ def end_setup(vm, phone_if: str) -> None:
     """The box as it was: set up, off the home network."""
     forget_phone(vm, phone_if)
     vm.sh(f"printf '{{\"done\": true}}\\n' > /var/lib/companion/setup.json; chown companion:companion "
-          f"/var/lib/companion/setup.json; nmcli connection delete {HOME_SSID}; "
+          f"/var/lib/companion/setup.json; printf '{{\"open\": false}}\\n' > /var/lib/companion-owner/setup.json; "
+          f"nmcli connection delete {HOME_SSID}; "
           "kill $(cat /run/home-hostapd.pid /run/home-dnsmasq.pid); ip netns del home")
