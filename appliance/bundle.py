@@ -37,6 +37,8 @@ from pathlib import Path, PurePosixPath
 from companion.errors import CompanionError
 from companion.i18n import N_
 
+from .release_keys import keys_in, read_list
+
 DOMAIN = b"companion-bundle-v1\0"
 TRAILER = b"\ncompanion-bundle-signature-v1\n"
 SIG_LEN = 64
@@ -121,22 +123,10 @@ def public_line(private_key) -> str:
 
 def read_keys(path: Path) -> list[bytes]:
     """The raw public keys of a key list: ``ed25519 BASE64 [comment]`` per line, ``#`` comments.
-    A line that is not a key is skipped (it can only make the list shorter)."""
-    keys = []
-    try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
-        return []
-    for line in text.splitlines():
-        parts = line.split()
-        if len(parts) >= 2 and parts[0] == "ed25519":
-            try:
-                raw = base64.b64decode(parts[1], validate=True)
-            except ValueError:
-                continue
-            if len(raw) == 32:
-                keys.append(raw)
-    return keys
+    A line that is not a key is skipped (it can only make the list shorter).  The same reading
+    as the Update page's list of keys (appliance/release_keys.py), so the page shows exactly
+    the keys a bundle is checked against."""
+    return [raw for raw, _ in keys_in(read_list(path))]
 
 
 # -- making -------------------------------------------------------------------

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Install the companion as a service on Raspberry Pi OS (run as root from the repo):
-#     sudo systemd/install.sh
+#     sudo systemd/install.sh [--release-key FILE]...
 # Creates the system user `companion`, a release in /opt/companion/releases/<version>
 # (the source and its own virtual environment, with the versions requirements.lock
 # pins and the Pi pin libraries), switches /opt/companion/current to it in one
-# rename (the release before stays as /opt/companion/previous), writes the release
-# keys, the units, and starts them.  Safe to run again to upgrade; a box installed
-# the old way (/opt/companion/venv and src) moves to releases on its next run.
+# rename (the release before stays as /opt/companion/previous), adds the release
+# keys given, writes the units, and starts them.  Safe to run again to upgrade; a box
+# installed the old way (/opt/companion/venv and src) moves to releases on its next run.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 prefix=/opt/companion
@@ -34,6 +34,43 @@ set_i2c_speed() {
     echo "install.sh: I2C set to 400 kHz in $config (reboot to apply)"
 }
 if [ "${1:-}" = "--i2c-only" ]; then set_i2c_speed "${2:-}"; exit 0; fi
+
+# Release keys: the public keys whose update bundles the box installs (appliance/release_keys.py).
+# --release-key FILE (again for more keys): the keys in FILE ("ed25519 BASE64 comment" lines, as
+# `companion bundle --new-key` prints them) are ADDED to the list.  The list is made from
+# systemd/release-keys (a header, no key) only when there is none, and never written over:
+# a key added by hand or on the Update page stays, and one its owner removed does not come
+# back with the next upgrade.  A key file that is not one is refused before anything changes.
+# Alone, on an installed box:  sudo systemd/install.sh --keys-only --release-key FILE
+# (COMPANION_RELEASE_KEYS names another list: the tests' own folder.)
+RELEASE_KEYS="${COMPANION_RELEASE_KEYS:-/etc/companion/release-keys}"
+key_files=()
+keys_only=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --release-key)
+            if [ $# -lt 2 ] || [ ! -f "$2" ]; then echo "install.sh: --release-key needs a key file (${2:-none given})" >&2; exit 2; fi
+            key_files+=("$(readlink -f -- "$2")"); shift 2 ;;
+        --keys-only) keys_only=1; shift ;;
+        *) echo "install.sh: unknown option $1 (--release-key FILE, --keys-only, --i2c-only [CONFIG.TXT])" >&2; exit 2 ;;
+    esac
+done
+# Run with the system's python3 from the repo itself (the release's environment may not exist
+# yet): -s keeps a user's site-packages out; the module is standard library only.
+release_keys() { (cd "$repo" && python3 -s -m appliance.release_keys "$@"); }
+add_release_keys() {
+    if [ ! -e "$RELEASE_KEYS" ]; then
+        install -d -m 0755 "$(dirname "$RELEASE_KEYS")"
+        install -m 0644 "$repo/systemd/release-keys" "$RELEASE_KEYS"
+    fi
+    if [ "${#key_files[@]}" -gt 0 ]; then release_keys add "$RELEASE_KEYS" "${key_files[@]}"; fi
+}
+if [ "${#key_files[@]}" -gt 0 ]; then release_keys check "${key_files[@]}" || exit 2; fi
+if [ -n "$keys_only" ]; then
+    if [ "${#key_files[@]}" -eq 0 ]; then echo "install.sh: --keys-only needs --release-key FILE" >&2; exit 2; fi
+    add_release_keys
+    exit 0
+fi
 
 if [ "$(id -u)" -ne 0 ]; then echo "install.sh: run me with sudo" >&2; exit 1; fi
 
@@ -96,9 +133,9 @@ sync
 for old in "$prefix"/releases/*; do
     case "releases/$(basename "$old")" in "$(readlink "$prefix/current")"|"$(readlink "$prefix/previous")") ;; *) rm -rf "$old" ;; esac
 done
-# Updates: only bundles signed by a key in this root-owned list (systemd/release-keys).
+# Updates: only bundles signed by a key in this root-owned list, kept across installs (above).
 install -d -m 0755 /etc/companion /var/lib/companion-update
-install -m 0644 "$repo/systemd/release-keys" /etc/companion/release-keys
+add_release_keys
 
 set_i2c_speed
 
