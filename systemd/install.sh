@@ -149,6 +149,19 @@ for unit in companion-update.path companion-update.service companion-update-boot
 done
 install -m 0644 "$repo/systemd/companion-setup.path" /etc/systemd/system/companion-setup.path
 install -m 0644 "$repo/systemd/companion-setup.service" /etc/systemd/system/companion-setup.service
+install -m 0644 "$repo/systemd/companion-reset.service" /etc/systemd/system/companion-reset.service
+# Root's own record of the owner and of set-up (appliance/root/owner.py), apart
+# from the service's folder.  A box fresh from the image (built offline, never
+# booted) opens set-up for root: the first phone with the panel's PIN chooses
+# the owner's password.  A box installed here by hand has no record, which is
+# closed: its owner chooses the password at this shell
+# (/opt/companion/current/venv/bin/companion owner).
+install -d -m 0700 /var/lib/companion-owner
+if [ -n "${SYSTEMD_OFFLINE:-}" ] && [ ! -e /var/lib/companion-owner/setup.json ] \
+        && [ ! -e /var/lib/companion-owner/owner.json ]; then
+    printf '{"open": true}\n' > /var/lib/companion-owner/setup.json
+    chmod 0600 /var/lib/companion-owner/setup.json
+fi
 # Set-up from a phone is for a box fresh from the image (built in a chroot,
 # never booted).  A person running this script on a booted Pi has set it up
 # already, often over the house's Wi-Fi: set-up mode would raise the box's own
@@ -165,10 +178,12 @@ fi
 #   companion-wifi: the box's own Wi-Fi when no known network comes (wifi setting);
 #   companion-update*: a bundle the service asks for (companion update, the Update page),
 #     and the check of the boot after an update;
-#   companion-setup.path: set-up from a phone, its root side (time zone, name, SSH).
+#   companion-setup.path: set-up from a phone, its root side (time zone, name, SSH);
+#   companion-reset: "forgot the owner password" (a file on the boot partition, at boot).
 # (enable --now fails in the image build's chroot; the restarts are skipped there.)
 systemctl enable --no-reload companion.service companion-splash.service companion-wifi.service \
-    companion-update-boot.service companion-update.service companion-update.path companion-setup.path
+    companion-update-boot.service companion-update.service companion-update.path companion-setup.path \
+    companion-reset.service
 systemctl daemon-reload
 systemctl restart companion.service      # restart, not start: an upgrade runs the new code
 systemctl restart companion-wifi.service companion-update.path companion-setup.path
