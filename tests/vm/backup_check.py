@@ -6,9 +6,10 @@ Wi-Fi settings), a phone adds a player to the roster, reads what phones can
 read (the history's games, each game's page and its CSV and JSON Lines
 exports, the statistics, the roster, the table's state) and downloads the
 backup (``GET /api/backup``, the PIN).  The box is then made fresh as a new
-card leaves it after install.sh (its data folder emptied but for the set-up
-flag), the file is sent back as a phone sends it (``POST
-/api/backup/restore``) and, once the companion has restarted, the phone's
+card leaves it after install.sh and ``companion owner`` (its data folder
+emptied but for the set-up flag and the owner's hash), the file is sent back
+as a phone sends it (``POST /api/backup/restore``, the owner's password: the
+PIN alone is refused) and, once the companion has restarted, the phone's
 reads, the table's settings (read in the guest by the companion's own
 ``config.load``) and the box's Wi-Fi password must be the same, compared,
 not assumed: ``"backup": {"restored_equal", ...}`` in the summary.
@@ -19,6 +20,8 @@ from __future__ import annotations
 import http.client
 import json
 import time
+
+import update_check
 
 ASIDE = "/var/lib/companion-before-restore"
 SETTINGS = ("import json, sys; from pathlib import Path; from companion import config; "
@@ -66,19 +69,34 @@ def check(run, say) -> dict:
         return result
     result.update(bytes=len(backup), games=len(before["/api/history/games"]["games"]))
 
-    # A fresh box: as install.sh leaves a new card (set up, no games, no settings).
+    if getattr(vm, "owner_password", None) is None:      # update_check makes it first, at its start
+        update_check.make_owner(vm)
+    # A fresh box: as install.sh and `companion owner` leave a new card (set
+    # up, an owner, no games, no settings).  The owner's hash stays: a
+    # restore is the owner's to ask for, and the owner is root's to make.
     vm.must(f"systemctl stop companion && rm -rf {ASIDE} && mkdir {ASIDE} && "
-            f"find /var/lib/companion -mindepth 1 -maxdepth 1 ! -name setup.json -exec mv -t {ASIDE} {{}} + "
-            "&& systemctl start companion", timeout=300)
+            f"find /var/lib/companion -mindepth 1 -maxdepth 1 ! -name setup.json ! -name owner.json "
+            f"-exec mv -t {ASIDE} {{}} + && systemctl start companion", timeout=300)
     run.guest_serving()
     vm.wait_http()
     empty = seen(vm)["/api/history/games"]["games"]
     if empty:
         run.fail(f"--update (backup): the emptied box still shows {len(empty)} games")
         return result
+    # The table PIN alone does not restore (an empty zip: if it were taken,
+    # it would be refused for its contents, not for the credential, and the
+    # emptied box has nothing to lose).
+    code, body = vm.http("POST", "/api/backup/restore", b"PK\x05\x06" + bytes(18),
+                         dict(pin, **{"Content-Type": "application/zip"}), timeout=120)
+    result["pin_alone"] = code
+    if code != 401:
+        run.fail(f"--update (backup): a restore sent with the table PIN alone answered {code} {body[:200]!r}, "
+                 "not 401")
+        run.guest_serving()
+        vm.wait_http()
     t = time.monotonic()
     code, body = vm.http("POST", "/api/backup/restore", backup,
-                         dict(pin, **{"Content-Type": "application/zip"}), timeout=300)
+                         update_check.owner(vm, **{"Content-Type": "application/zip"}), timeout=300)
     if code != 202:
         run.fail(f"--update (backup): POST /api/backup/restore answered {code} {body[:300]!r}")
         return result

@@ -1,13 +1,17 @@
 """``appliance-vm --update``: signed updates with rollback on the installed box.
 
-On the host, with a throw-away release key made for the run: two good
-bundles (versions A and B, to go back and forth), one whose version fails
-its self-check (a packaged sample no longer replays), one signed by another
-key and one cut in half.  In the guest the key goes into
-/etc/companion/release-keys as install.sh would list it.  Each bundle is
-sent as a phone sends it (``POST /api/update`` with the PIN) and followed
-on ``GET /api/update``; the box must end on the right version, serving,
-with every acknowledged action.  Then the power is cut N times
+Right after install the box gets its owner as root makes one (``companion
+owner``, the password on stdin): updates are the owner's, and a phone sends
+``X-Owner-Password``; the table PIN alone is refused (401).  On the host,
+with a throw-away release key made for the run, bundles (``companion bundle``
+from the run's wheelhouse) are made as they are needed (:class:`Bundler`),
+each with a version newer than any before it, since a box only goes forward:
+one whose version fails its self-check (a packaged sample no longer
+replays), one signed by another key, one cut in half, and good ones.  In the
+guest the key goes into /etc/companion/release-keys as install.sh would list
+it.  Each bundle is sent as a phone sends it (``POST /api/update``) and
+followed on ``GET /api/update``; the box must end on the right version,
+serving, with every acknowledged action.  Then the power is cut N times
 (``--update-cuts``) at a random moment of an update: after each the box must
 serve by itself on exactly one of the two versions with every acknowledged
 action.  The whole good update comes last, after the cuts: it is both the
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -26,60 +31,104 @@ from pathlib import Path
 
 import vmlib
 
-VERSIONS = ("9.0.1", "9.0.2")
-BAD = "9.1.0-bad"
 FINAL = ("done", "failed")
 WAIT_S = 1800      # one update in the emulated guest (its environment built from 30 wheels), generous
+COMPANION = "/opt/companion/current/venv/bin/companion"
+# The owner's password for the run (10+ characters, not only digits).
+OWNER_PASSWORD = "vm owner password 1"
 
 
-def make_bundles(workdir: Path, arch: str, say) -> dict:
-    """The run's bundles and its public key line, built on the host."""
-    machine = {"amd64": "x86_64", "arm64": "aarch64"}[arch]
-    out = workdir / "bundles"
-    out.mkdir()
-    # The repository's own environment (the README's test command makes it)
-    # has what `companion bundle` needs (cryptography); else this Python.
-    venv = vmlib.REPO / ".venv/bin/python"
-    companion = [str(venv) if venv.exists() else sys.executable, "-m", "appliance.cli"]
-    key, other = out / "release.pem", out / "other.pem"
-    public = subprocess.run([*companion, "bundle", "--new-key", str(key)], check=True,
-                            capture_output=True, text=True).stdout.strip()
-    subprocess.run([*companion, "bundle", "--new-key", str(other)], check=True, capture_output=True)
-    wheels = vmlib.wheelhouse(arch)
-    source = out / "source"
-    for name in vmlib.git_files():
-        dest = source / name
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(vmlib.REPO / name, dest, follow_symlinks=False)
-    bad_source = out / "bad-source"
-    shutil.copytree(source, bad_source)
-    sample = next((bad_source / "companion/samples").glob("scoreboard*.expect.json"))
-    want = json.loads(sample.read_text())
-    want["state"]["scores"] = [12345]
-    sample.write_text(json.dumps(want))
+def release_base() -> int:
+    """The major version of the run's bundles: above the repository's own,
+    which install.sh installs, so that every bundle is an update forward."""
+    text = (vmlib.REPO / "companion/__init__.py").read_text()
+    release = vmlib.REPO / "RELEASE"
+    if release.exists():
+        text += f'\n__version__ = "{release.read_text().strip()}"'
+    majors = [int(m) for m in re.findall(r'^__version__ = "(\d+)', text, re.M)]
+    return max([9] + [m + 1 for m in majors])
 
-    def bundle(name, version, src, with_key):
-        path = out / name
-        subprocess.run([*companion, "bundle", str(path), "--key", str(with_key), "--version", version,
-                        "--machine", machine, "--wheels", str(wheels), "--source", str(src)],
-                       check=True, capture_output=True)
+
+class Bundler:
+    """The run's release keys, its two source trees (the repository's files
+    as git lists them, and a copy whose packaged sample no longer replays)
+    and the bundles made from them on the host.  update_check makes it
+    (``run.bundler``); trust_check makes more bundles with the same key.
+
+    A box installs only versions newer than any it ran, so :meth:`newer`
+    hands out ``B.1.0``, ``B.2.0``... each once; ``B.0.0``, below all of
+    them, is never handed out (trust_check sends it as an older version)."""
+
+    def __init__(self, workdir: Path, arch: str, say):
+        self.machine = {"amd64": "x86_64", "arm64": "aarch64"}[arch]
+        self.out = workdir / "bundles"
+        self.out.mkdir(exist_ok=True)
+        # The repository's own environment (the README's test command makes it)
+        # has what `companion bundle` needs (cryptography); else this Python.
+        venv = vmlib.REPO / ".venv/bin/python"
+        self.companion = [str(venv) if venv.exists() else sys.executable, "-m", "appliance.cli"]
+        self.key, self.other = self.out / "release.pem", self.out / "other.pem"
+        self.public = self.new_key(self.key)
+        self.new_key(self.other)
+        self.wheels = vmlib.wheelhouse(arch)
+        self.source = self.out / "source"
+        if not self.source.exists():
+            for name in vmlib.git_files():
+                dest = self.source / name
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(vmlib.REPO / name, dest, follow_symlinks=False)
+        self.bad_source = self.out / "bad-source"
+        if not self.bad_source.exists():
+            shutil.copytree(self.source, self.bad_source, symlinks=True)
+            sample = next((self.bad_source / "companion/samples").glob("scoreboard*.expect.json"))
+            want = json.loads(sample.read_text())
+            want["state"]["scores"] = [12345]
+            sample.write_text(json.dumps(want))
+        self.base = release_base()
+        self.count = 0
+        say("vm: --update: bundles are built on the host as they are needed")
+
+    def new_key(self, path: Path) -> str:
+        """A new private release key in ``path``; its public line."""
+        path.unlink(missing_ok=True)
+        return subprocess.run([*self.companion, "bundle", "--new-key", str(path)], check=True,
+                              capture_output=True, text=True).stdout.strip()
+
+    def newer(self) -> str:
+        self.count += 1
+        return f"{self.base}.{self.count}.0"
+
+    def make(self, version: str, *, bad: bool = False, key: Path | None = None) -> Path:
+        """A bundle of ``version`` (of the failing source with ``bad``), signed
+        with the run's release key or ``key``."""
+        key = key or self.key
+        path = self.out / f"{version}{'-bad' if bad else ''}{'' if key == self.key else '-' + key.stem}.bundle"
+        if not path.exists():
+            subprocess.run([*self.companion, "bundle", str(path), "--key", str(key), "--version", version,
+                            "--machine", self.machine, "--wheels", str(self.wheels),
+                            "--source", str(self.bad_source if bad else self.source)],
+                           check=True, capture_output=True)
         return path
-    say("vm: --update: building the bundles on the host")
-    made = {"key": public,
-            VERSIONS[0]: bundle("a.bundle", VERSIONS[0], source, key),
-            VERSIONS[1]: bundle("b.bundle", VERSIONS[1], source, key),
-            "bad": bundle("bad.bundle", BAD, bad_source, key),
-            "other-key": bundle("other.bundle", "9.2.0", source, other)}
-    truncated = out / "truncated.bundle"
-    data = made[VERSIONS[0]].read_bytes()
-    truncated.write_bytes(data[: len(data) // 2])
-    made["truncated"] = truncated
-    return made
+
+
+def make_owner(vm, password: str = OWNER_PASSWORD) -> None:
+    """The box's owner, as root makes one on a box installed by hand: root's
+    own record and the service's copy of the hash; ``vm.owner_password``."""
+    res = vm.sh(f"{COMPANION} owner --data /var/lib/companion", input=password + "\n", timeout=600)
+    if not res.ok:
+        raise vmlib.GuestError(f"companion owner failed: {res}")
+    vm.must("test -s /var/lib/companion-owner/owner.json && test -s /var/lib/companion/owner.json")
+    vm.owner_password = password
+
+
+def owner(vm, **headers) -> dict:
+    """The headers of a request that only the box's owner may make."""
+    return {"X-Owner-Password": vm.owner_password, **headers}
 
 
 def post_bundle(vm, path: Path, timeout: float = 600) -> tuple[int, dict]:
     status, body = vm.http("POST", "/api/update", path.read_bytes(),
-                           {"X-Table-Pin": vm.pin, "Content-Type": "application/octet-stream"}, timeout=timeout)
+                           owner(vm, **{"Content-Type": "application/octet-stream"}), timeout=timeout)
     try:
         return status, json.loads(body)
     except ValueError:
@@ -133,12 +182,22 @@ def check(run, cuts: int, say) -> dict:
         result["ok"] = False
         run.fail(f"--update: {what}")
 
-    bundles = make_bundles(run.workdir, run.arch, say)
+    bundler = run.bundler = Bundler(run.workdir, run.arch, say)
     if not vm.running:           # after the power cuts the guest is up and serving already
         run.boot(link=True)
         run.guest_serving()
     vm.wait_http()
-    vm.must(f"echo '{bundles['key']} appliance-vm' >> /etc/companion/release-keys")
+    vm.must(f"echo '{bundler.public} appliance-vm' >> /etc/companion/release-keys")
+    make_owner(vm)
+    # The table PIN is for the game: an update with it alone is refused
+    # before the body is read, whatever the body is.
+    code, body = vm.http("POST", "/api/update", b"not a bundle",
+                         {"X-Table-Pin": vm.pin, "Content-Type": "application/octet-stream"}, timeout=60)
+    result["refused"]["pin-alone"] = code
+    if code != 401:
+        fail(f"an update sent with the table PIN alone answered {code} {body[:200]!r}, not 401")
+        if code == 202:
+            wait_final(vm, say=say)      # let the worker be done with it before the real ones
     code, body = vm.http("POST", "/api/actions", {"type": "new_game", "game": "scoreboard", "players": ["Ann", "Ben"]},
                          {"X-Table-Pin": vm.pin}, timeout=60)
     acked = []
@@ -169,14 +228,21 @@ def check(run, cuts: int, say) -> dict:
     first = current(vm)
     seen = {first}
     act()
+    # Every bundle carries a version newer than any before it: what is
+    # refused below must be refused for what it is, not for going backwards.
+    other_key = bundler.make(bundler.newer(), key=bundler.other)
+    bad = bundler.make(bundler.newer(), bad=True)
+    truncated = bundler.out / "truncated.bundle"
+    data = bad.read_bytes()
+    truncated.write_bytes(data[: len(data) // 2])
     # Refused bundles: the box stays on its version, serving, and says why.
-    for name, words in (("other-key", "not signed"), ("truncated", "cut short")):
-        final, _ = update(bundles[name])
+    for name, path, words in (("other-key", other_key, "not signed"), ("truncated", truncated, "cut short")):
+        final, _ = update(path)
         result["refused"][name] = final and final["text"]
         if not final or final["state"] != "failed" or words not in final["text"] or current(vm) != first:
             fail(f"the {name} bundle was not refused as it should: {final}")
         act(1)
-    final, seconds = update(bundles["bad"])
+    final, seconds = update(bad)
     result["bad_rolled_back_s"] = round(seconds, 1)
     result["refused"]["self-check"] = final and final["text"]
     if not final or final["state"] != "failed" or "self-check" not in final["text"] or current(vm) != first:
@@ -185,9 +251,6 @@ def check(run, cuts: int, say) -> dict:
     say(f"vm: --update: self-check failure rolled back in {result['bad_rolled_back_s']} s, "
         f"refusals: {result['refused']}")
 
-    def next_version(here: str) -> str:
-        return VERSIONS[1] if here == VERSIONS[0] else VERSIONS[0]
-
     # Cuts at random moments of an update: anywhere from the upload to a
     # little past the time a whole update took (the rolled-back one builds,
     # switches and checks as a good one does), so some fall in the build,
@@ -195,9 +258,10 @@ def check(run, cuts: int, say) -> dict:
     span = max(5.0, 1.1 * (result["bad_rolled_back_s"] or 60.0))
     for i in range(cuts):
         here = current(vm)
-        target = next_version(here)
+        target = bundler.newer()
+        path = bundler.make(target)      # built before the upload, not inside the cut's span
         act(1)
-        code, answer = post_bundle(vm, bundles[target])
+        code, answer = post_bundle(vm, path)
         if code != 202:
             fail(f"cut {i + 1}: POST /api/update answered {code} {answer}")
             break
@@ -220,8 +284,8 @@ def check(run, cuts: int, say) -> dict:
             fail(f"cut {i + 1}: on {on!r} ({active}), {missing} lost")
     # The whole good update, after the cuts: measured, and it must work.
     here = current(vm)
-    target = next_version(here)
-    final, seconds = update(bundles[target])
+    target = bundler.newer()
+    final, seconds = update(bundler.make(target))
     result["good_s"] = round(seconds, 1)
     if not final or final["state"] != "done" or current(vm) != target:
         fail(f"the good bundle was not installed{' after the cuts' if cuts else ''}: {final}, on {current(vm)}")
