@@ -79,6 +79,8 @@ def _run_box_first(args) -> int:
         return 2
     mock = bool(getattr(args, "mock", False))
     config["mock"] = mock
+    if getattr(args, "board", None):
+        config["board"] = args.board          # the flag wins over COMPANION_BOARD and the file
     config["data_dir"] = str(data_dir)         # wifi.json there: the box's own Wi-Fi (web/portal.py)
     set_language(config.get("language"))
     if mock:
@@ -89,6 +91,8 @@ def _run_box_first(args) -> int:
         logging.getLogger("companion.backup").info("a backup was restored")
         config = cfg.load(data_dir, getattr(args, "config", None))
         config.update(mock=mock, data_dir=str(data_dir))
+        if getattr(args, "board", None):
+            config["board"] = args.board
         set_language(config.get("language"))
     store = Store(data_dir, limits=limits)
     _update_notice(store, data_dir, config)
