@@ -91,6 +91,20 @@ class Board:
     source: str = ""             # the vendor's document
     # What each pin is, for a refusal's message ("its A button").
     roles: dict = field(default_factory=dict, compare=False)
+    # The drawing (the mock's /dev page, wiring.md): the side keys, top to
+    # bottom, right of the panel; the joystick's five left of it.
+    side: tuple = ()
+
+    def drawing(self) -> dict:
+        """The board's controls as a person sees them: ``joystick``
+        (direction -> Control), ``side`` (top to bottom), ``row`` (a
+        wired box's buttons, in a row under the panel)."""
+        by_name = {c.name: c for c in self.controls}
+        joystick = {name[4:]: by_name[name] for name in ("joy-up", "joy-down", "joy-left", "joy-right",
+                                                          "joy-press") if name in by_name}
+        side = [by_name[name] for name in self.side if name in by_name]
+        shown = {c.name for c in (*joystick.values(), *side)}
+        return {"joystick": joystick, "side": side, "row": [c for c in self.controls if c.name not in shown]}
 
     @property
     def keys(self) -> list[str]:
@@ -143,12 +157,13 @@ CONTROL_ROLES = {
 
 
 def _board(id: str, name: str, panel: Panel, controls: list[Control], source: str,
-           routed: dict | None = None) -> Board:
+           routed: dict | None = None, side: tuple = ()) -> Board:
     pins = set(I2C_PINS if panel.bus == "i2c" else SPI0_PINS)
     pins.update(p for p in (panel.dc, panel.reset) if p is not None)
     pins.update(c.pin for c in controls)
     pins.update(routed or {})
-    return Board(id, name, panel, tuple(controls), frozenset(pins), source, _roles(panel, controls, routed))
+    return Board(id, name, panel, tuple(controls), frozenset(pins), source, _roles(panel, controls, routed),
+                 tuple(side))
 
 
 # Adafruit's guide, "Usage", and the board's own schematic: the joystick
@@ -165,7 +180,8 @@ BONNET = _board(
      Control(6, "b", "B", "back"),
      Control(27, "joy-left", "joystick left", None),
      Control(23, "joy-right", "joystick right", None)],
-    "https://learn.adafruit.com/adafruit-128x64-oled-bonnet-for-raspberry-pi")
+    "https://learn.adafruit.com/adafruit-128x64-oled-bonnet-for-raspberry-pi",
+    side=("b", "a"))                     # #6 (B) above and right of #5 (A), as on the board
 
 # Waveshare's wiki and user manual (PIN CONFIGURATION): KEY1 P21, KEY2
 # P20, KEY3 P16; joystick up P6, down P19, left P5, right P26, press P13;
@@ -185,7 +201,8 @@ WAVESHARE = _board(
      Control(5, "joy-left", "joystick left", None),
      Control(26, "joy-right", "joystick right", None)],
     "https://www.waveshare.com/wiki/1.3inch_OLED_HAT",
-    routed={2: N_("its panel's I²C option (SDA)"), 3: N_("its panel's I²C option (SCL)")})
+    routed={2: N_("its panel's I²C option (SDA)"), 3: N_("its panel's I²C option (SCL)")},
+    side=("key1", "key2", "key3"))
 
 PLUG_ON = {b.id: b for b in (BONNET, WAVESHARE)}
 IDS = ("wired", *PLUG_ON)
