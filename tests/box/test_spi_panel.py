@@ -187,3 +187,25 @@ def test_the_kernels_spidev_is_written_in_its_buffers_size(tmp_path):
     assert path.read_bytes() == bytes(range(256)) * 20 and bus.fd is None
     with pytest.raises(FileNotFoundError):
         spi_panel.KernelSPI().open(9, 9)                          # no such bus: luma says DeviceNotFoundError
+
+
+def test_install_turns_spi_on_once_and_the_documented_undo_removes_it(tmp_path):
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    config = tmp_path / "config.txt"
+    original = "# Pi OS\ndtparam=audio=on\n[pi4]\narm_boost=1\n"
+    config.write_text(original)
+    for flag in ("--i2c-only", "--spi-only", "--spi-only"):      # a second run changes nothing
+        run = subprocess.run(["bash", str(root / "systemd/install.sh"), flag, str(config)],
+                             capture_output=True, text=True, timeout=30)
+        assert run.returncode == 0, run.stderr
+    text = config.read_text()
+    assert text.count("dtparam=spi=on") == 1
+    assert text.rstrip().splitlines()[-2:] == ["[all]", "dtparam=spi=on"], "after any [pi4]-like section"
+    subprocess.run(["sed", "-i", "/^# companion: SPI/,+2d", str(config)], check=True)
+    assert "spi" not in config.read_text() and "i2c_arm=on" in config.read_text(), "each undone alone"
+    image = (root / "systemd/image/build").read_text()
+    assert "dtparam=spi=on" in image and "spidev" in (root / "systemd/image/modules-load.conf").read_text()
+    assert "DeviceAllow=char-spi rw" in (root / "systemd/companion.service").read_text()
