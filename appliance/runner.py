@@ -94,6 +94,11 @@ def _run_box_first(args) -> int:
         if getattr(args, "board", None):
             config["board"] = args.board
         set_language(config.get("language"))
+    from . import board_trial
+
+    trial = board_trial.at_start(data_dir)      # another board asked on the Setup page: tried now, once
+    if trial:
+        config["board"] = config["board_trial"] = trial
     store = Store(data_dir, limits=limits)
     _update_notice(store, data_dir, config)
     session = TableSession(store)
@@ -192,6 +197,8 @@ def serve(args, parts, start_extras=None) -> int:
         restarting.append(True)
         server.stop()
     app.extensions["companion.restart"] = restart
+    if box is not None and hasattr(box, "restart"):
+        box.restart = restart              # a board not kept: the companion starts again on the one before
     stop_extras = start_extras(app, store, session, config) if start_extras else (lambda: None)
     url = netwatch.join_url(host, server.port, config)
     config["url"] = url

@@ -95,8 +95,10 @@ class Box:
         # The board (hardware/boards.py): the setting's, or found now.
         # ``i2c_probe()`` says whether an I²C panel answers (a test's
         # stand-in; by default the bus itself, never in mock mode).
+        self.board_how = "found"          # or "setting" (the setting or the flag), "trial" (the Setup page's)
         self.keymap = self._choose_board(i2c_probe)
         self.board = self.keymap.board
+        self.restart = None               # set by the start sequence: a board not kept restarts the companion
         self.button_names = self.keymap.keys()
 
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
@@ -160,6 +162,13 @@ class Box:
         from .voice import Voice
 
         app = App(self.session, self.config, chirp=self.outputs.chirp)
+        if self.config.get("board_trial"):
+            from appliance import board_trial
+
+            from .ui.board_trial import KeepBoard
+
+            app.overlay = KeepBoard(app, self.board.name, float(self.config.get("board_trial_s", board_trial.WINDOW_S)),
+                                    keep=lambda: self._board_answer(True), back=lambda: self._board_answer(False))
         app.pin_callbacks = self._pin_callbacks
         app.join = self._join
         app.hub = self._hub
@@ -182,6 +191,7 @@ class Box:
             settings = dict(self.config, board=None)
             board = boards.resolve(settings)
         if board is not None:
+            self.board_how = "trial" if self.config.get("board_trial") else "setting"
             return boards.Keymap.of([board])
         if i2c_probe is None and self.mock:
             return boards.Keymap.of([boards.wired(self.config)])
@@ -548,6 +558,29 @@ class Box:
             else:
                 self._stuck(name, kind == "stuck")
             self._drain_inline()
+
+    @staticmethod
+    def known_boards() -> list[tuple[str, str]]:
+        """Every board the box knows: (id, name marked for translation)."""
+        return [(i, boards.NAMES[i]) for i in boards.IDS]
+
+    def _board_answer(self, keep: bool) -> None:
+        """"Keep this board?" answered (OK: keep; BACK or the time up: go back)."""
+        from appliance import board_trial
+
+        folder = self.config.get("data_dir")
+        trial = self.config.pop("board_trial", None)
+        if keep:
+            if folder and trial:
+                board_trial.keep(folder, trial)
+            self.board_how = "setting"
+            log.info("board: %s kept", trial)
+            return
+        if folder:
+            board_trial.drop(folder)
+        log.info("board: %s not kept, back to the board before", trial)
+        if self.restart is not None:       # not on the box's own thread: the stop closes the box
+            threading.Thread(target=self.restart, name="board-back", daemon=True).start()
 
     def _tell(self, name: str) -> None:
         """No board set, an I²C panel there: a press on a pin only the

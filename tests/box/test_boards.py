@@ -252,3 +252,63 @@ def test_a_board_box_with_pins_later_claims_its_pins_on_the_boxs_thread(session,
         assert "Menu" in drawn(box)
     finally:
         box.close()
+
+
+# -- the new screens, at 4x, both languages, through the layout check -------------------------------
+
+SHOTS = None
+
+
+def _shot(canvas, name):
+    """test-artifacts/boards/<name>.png at 4x, to look at."""
+    from conftest import ARTIFACTS
+    from PIL import Image
+
+    folder = ARTIFACTS / "boards"
+    folder.mkdir(parents=True, exist_ok=True)
+    canvas.image.resize((128 * 4, 64 * 4), Image.NEAREST).save(folder / f"{name}.png")
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+@pytest.mark.parametrize("board", ["wired", "adafruit-oled-bonnet", "waveshare-oled-hat"])
+def test_keep_this_board_is_laid_out_in_both_languages(make_box, session, board, language, tmp_path):
+    from companion.i18n import set_language
+    from hardware.draw import Canvas
+    from hardware.layout import problems
+
+    box = make_box(box_config(board=board, board_trial=board, language=language, data_dir=str(tmp_path)))
+    try:
+        set_language(language)
+        canvas = Canvas()
+        box.app.draw(canvas)
+        assert not problems(canvas), problems(canvas)
+        assert any(t in ("Keep this board?", "Garder la carte ?") for t in canvas.texts), canvas.texts
+        _shot(canvas, f"keep-{board}-{language}")
+    finally:
+        set_language("en")
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_the_notices_of_boards_are_laid_out_and_read_to_their_end(make_box, session, language):
+    from companion.i18n import set_language
+    from hardware.display import NO_SPI_DISPLAY
+    from hardware.draw import Canvas
+    from hardware.layout import problems
+
+    box = make_box(box_config(board="adafruit-oled-bonnet", leds=[5, 6, 13, 19], buzzer=23, language=language))
+    session.update_table(lambda t: t.notices.append((NO_SPI_DISPLAY, {"error": "no SPI device (SPI off?)",
+                                                                     "port": 0, "device": 0})))
+    box.flush()
+    try:
+        set_language(language)
+        for n in range(2):
+            for line in range(12):                                   # scrolled to its end
+                box.app.notice_line = line
+                canvas = Canvas()
+                box.app.draw(canvas)
+                assert not problems(canvas), problems(canvas)
+                if line == 0:
+                    _shot(canvas, f"notice-{n}-{language}")
+            box.press_pin(4)                                          # OK: the next notice
+    finally:
+        set_language("en")
