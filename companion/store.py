@@ -37,6 +37,7 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import durable
 from .errors import IllegalActionError, StoreError
 from .i18n import N_
 from .limits import StoreLimits
@@ -495,15 +496,10 @@ class Store:
             pass
 
     def _write_public_log(self, game_id: int, target: Path) -> None:
-        """A game's public log written to ``target`` atomically: a power cut
-        leaves either the old file or the whole new one."""
+        """A game's public log written to ``target`` durably: a power cut
+        leaves either the old file or the whole new one (:mod:`companion.durable`)."""
         from .exports import public_log
-        tmp = target.with_suffix(".tmp")
-        with tmp.open("w", encoding="utf-8") as fh:
-            fh.write("\n".join(public_log(self.lines(game_id))) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
+        durable.write_text(target, "\n".join(public_log(self.lines(game_id))) + "\n")
 
     def _refresh_backup(self, game_id: int) -> None:
         """Rewrite a game's backup file, if it has one, from its public log."""

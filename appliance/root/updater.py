@@ -42,12 +42,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from companion import durable
+from companion.durable import fsync_dir, read_json, switch_link, write_json
 from companion.errors import CompanionError
 from companion.i18n import N_, gettext
 
 from .. import bundle as bundles
 from .. import envreuse
-from ..durable import fsync_dir, read_json, switch_link, write_json
 from ..updates import BACK, Layout, status_text
 from . import owner as owners
 from . import safefs
@@ -166,8 +167,7 @@ def backup_store(data_dir: Path, dest: Path) -> None:
             safefs.copy_out(data_dir, name, dest / name)
         except FileNotFoundError:
             continue
-    (dest / "complete").touch()
-    fsync_dir(dest)
+    durable.write(dest / "complete", b"")
     fsync_dir(dest.parent)
 
 
@@ -342,11 +342,7 @@ class Installer:
         return marker
 
     def _drop_marker(self) -> None:
-        try:
-            self.layout.marker.unlink()
-        except FileNotFoundError:
-            return
-        fsync_dir(self.layout.root)
+        durable.remove(self.layout.marker)
 
     def _start(self) -> None:
         _try("starting the service", self.system.start)
@@ -471,15 +467,14 @@ class Installer:
         if target.exists():        # an earlier attempt at this version (never current or previous: above)
             shutil.rmtree(target)
         target.mkdir()
-        (target / UNFINISHED).touch()
+        durable.write(target / UNFINISHED, b"")
         fsync_dir(lay.releases)
-        os.rename(lay.work / "unpacked" / "release", target / "src")
+        durable.move(lay.work / "unpacked" / "release", target / "src")
         # The bundle is good: building the environment takes minutes on a
         # Pi, which the page says as installing, not as checking the file.
         self.status("installing", to=version, back=here)
         self.system.build_env(target, lay.work / "unpacked" / "wheels", lay.releases / here)
-        (target / UNFINISHED).unlink()
-        fsync_dir(target)
+        durable.remove(target / UNFINISHED)
         shutil.rmtree(lay.work, ignore_errors=True)
         return version, target
 
