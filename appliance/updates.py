@@ -49,8 +49,11 @@ folder, before each step that changes the box):
 6. The new version must report ready and stay up (:data:`SETTLE_S`) within
    :data:`HEALTH_S`, with fewer than :data:`MAX_CRASHES` restarts: then it
    is kept (``highest.json`` raised, old releases and copies tidied), else
-   rolled back: the links back, the new release removed, the pre-update
-   store back, the service started.
+   rolled back: the links back, the new release removed, the new version's
+   store kept beside the data (``rolled-back-<version>-<stamp>.db``: hard
+   links, nothing of it read by root), the pre-update store back, the
+   service started; that start replays onto the store what the new version
+   acknowledged (:mod:`companion.carry_back`).
 
 A cut before step 5 ends: at boot, before the service starts, ``companion
 update --recover`` reverts the update (the links, the new release, the

@@ -177,3 +177,28 @@ def copy_in(src_path, folder, name: str, *, owner: tuple[int, int] | None = None
         durable.write_in(dfd, name, reader, mode=mode, owner=owner if owner is not None else _owner(dfd))
     return reader.size
 
+
+def keep_aside(folder, name: str, aside: str) -> str | None:
+    """A second name, ``aside``, for the plain file ``name`` of the service's
+    folder (a hard link: no copy, so no room needed), owned by the folder's
+    owner; the name it is kept under (another name of the folder that
+    already holds the very same file, if there is one), or None when there
+    is no such file.  The file stays the service's own: root reads nothing
+    of it, and never gives a file of its own a name there."""
+    _check_name(name)
+    _check_name(aside)
+    with open_folder(folder) as dfd:
+        try:
+            st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+        except FileNotFoundError:
+            return None
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.fstat(dfd).st_uid:
+            return None
+        with os.scandir(dfd) as entries:
+            for entry in entries:
+                if entry.name != name:
+                    other = entry.stat(follow_symlinks=False)
+                    if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
+                        return entry.name
+        durable.link_in(dfd, name, aside)
+    return aside

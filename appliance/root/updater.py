@@ -42,7 +42,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from companion import durable
+from companion import carry_back, durable
 from companion.durable import fsync_dir, read_json, switch_link, write_json
 from companion.errors import CompanionError
 from companion.i18n import N_, gettext
@@ -169,6 +169,36 @@ def backup_store(data_dir: Path, dest: Path) -> None:
             continue
     durable.write(dest / "complete", b"")
     fsync_dir(dest.parent)
+
+
+def keep_new_store(data_dir: Path, version: str | None, clock=time.time) -> str | None:
+    """Before a rollback puts the pre-update copy back: the store the new
+    version wrote (the service stopped) kept beside it, as it is, for the
+    version the box goes back to, which replays onto its own store what the
+    new version acknowledged meanwhile (:mod:`companion.carry_back`).
+
+    Two more names for the service's own files (hard links, in its folder,
+    made without following a link: :func:`safefs.keep_aside`): no copy, so
+    a full card does not stop it, and root reads nothing of them.  Done
+    again after a cut, it finds the files already kept.  The name kept, or
+    None when there is no store."""
+    base = f"{carry_back.PREFIX}{version if _one_name(version) else 'unknown'}-{int(clock())}"
+    for attempt in range(10):
+        name = f"{base}{'.' + str(attempt) if attempt else ''}.db"
+        try:
+            kept = safefs.keep_aside(data_dir, "companion.db", name)
+            break
+        except FileExistsError:
+            continue
+    else:
+        raise FileExistsError(f"{base}.db: taken")
+    if kept is not None:
+        # Its write-ahead log under the name SQLite looks for beside it: the
+        # new version's last actions may be only there.
+        found = safefs.keep_aside(data_dir, "companion.db-wal", kept + "-wal")
+        if found not in (None, kept + "-wal"):
+            raise safefs.Unsafe(f"the store's write-ahead log is also {found}")
+    return kept
 
 
 def restore_store(src: Path, data_dir: Path) -> None:
@@ -559,6 +589,8 @@ class Installer:
 
         def store():            # the copy is named once whole: the store is restored only from then on
             if backup is not None and (backup / "complete").exists():
+                # What the new version acknowledged is kept first, for the old one to carry back.
+                keep_new_store(lay.data, to, self.clock)
                 restore_store(backup, lay.data)
 
         # The new release goes before the store comes back: on a full card it frees the room the copy needs.
