@@ -28,10 +28,11 @@ limits: those belong to the box, not to the table.
 **Restore** checks the whole file first (every checksum, every log replayed,
 every name and setting), builds the new data folder beside the old one
 (``.restore-new/``) and only then swaps it in, moving what it replaces to
-``replaced-<stamp>/`` (kept for the operator).  A bad file raises
-:class:`BackupError` and changes nothing.  The swap is journalled: a power
-cut in the middle of it is finished at the next start
-(:func:`finish_pending`).  A running box does not swap its store under
+``replaced-<stamp>/``, which goes once the restored store has opened at the
+companion's start (:func:`drop_replaced`: the Backup page says what it
+replaces is lost).  A bad file raises :class:`BackupError` and changes
+nothing.  The swap is journalled: a power cut in the middle of it is
+finished at the next start (:func:`finish_pending`).  A running box does not swap its store under
 itself: the web stages the restore and restarts the companion, whose start
 finishes it (web/backup.py).
 """
@@ -537,7 +538,9 @@ def finish_pending(data_dir: Path) -> bool:
     calls this before it opens the store).  Each part replaced moves to
     ``replaced-<stamp>/``; a swap cut short by a power cut goes on from
     where it stopped (each move is one rename, on the card before the next:
-    :func:`companion.durable.move`).  Returns whether a restore was finished."""
+    :func:`companion.durable.move`).  Returns whether a restore was finished.
+    What it replaced goes once the restored store has opened
+    (:func:`drop_replaced`)."""
     data_dir = Path(data_dir)
     stage = data_dir / STAGE
     ready = stage / READY
@@ -562,6 +565,23 @@ def finish_pending(data_dir: Path) -> bool:
             durable.move(new, old)
     shutil.rmtree(stage, ignore_errors=True)
     return True
+
+
+def drop_replaced(data_dir: Path) -> list[str]:
+    """What restores replaced (``replaced-<stamp>/``), removed: called once the
+    restored store has opened whole, as the Backup page told the owner ("is
+    lost").  The folders removed."""
+    data_dir = Path(data_dir)
+    if (data_dir / STAGE / READY).exists():
+        return []                        # a restore not swapped in yet: its folder is still to come
+    gone = []
+    for folder in sorted(data_dir.glob("replaced-*")):
+        if folder.is_dir() and not folder.is_symlink():
+            shutil.rmtree(folder, ignore_errors=True)
+            gone.append(folder.name)
+    if gone:
+        durable.fsync_dir(data_dir)
+    return gone
 
 
 def _own_like(data_dir: Path, path: Path) -> None:
@@ -627,7 +647,8 @@ def backup_command(args) -> int:
 
 def restore_command(args) -> int:
     """Everything is checked before anything changes (exit 1 and one line
-    otherwise); what the restore replaces is kept in ``replaced-<stamp>/``."""
+    otherwise); what the restore replaces is kept in ``replaced-<stamp>/``
+    until the companion's next start has opened the restored store."""
     data_dir = Path(args.data) if args.data else default_data_dir()
     info = restore_backup(Path(args.file), data_dir)
     print(_("Restored {games} games from the backup of {created_at}.", games=info.games,

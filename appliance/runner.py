@@ -124,10 +124,18 @@ def _update_notice(store, data_dir: Path, config: dict) -> None:
 def _after_open(store, data_dir: Path) -> None:
     """Once the store has opened, before the session picks up its game: what
     a rolled-back version acknowledged comes back into it
-    (:mod:`companion.carry_back`)."""
+    (:mod:`companion.carry_back`), and what a restore replaced goes, unless
+    the store opened only by being repaired (then it stays for the operator)."""
     from companion.carry_back import carry_back
 
     store.warnings.extend(carry_back(store))
+    if not store.recovered:
+        from .backup import drop_replaced
+
+        try:
+            drop_replaced(data_dir)
+        except OSError as exc:
+            logging.getLogger("companion.backup").warning("what a restore replaced stays: %s", exc)
 
 
 def _join_hub(app, store, session, config):

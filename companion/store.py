@@ -179,6 +179,7 @@ class Store:
         self._usage: tuple[int, int] | None = None   # (games, bytes), kept as lines are appended
         self.generation = 0                  # grows with every write: what a reader may cache by
         self.warnings: list[tuple[str, dict]] = []  # (template, params) to show at start
+        self.recovered = False               # opened only by moving a damaged file aside
         self.db = self._open_checked()
 
     # -- opening, with recovery from a damaged file -------------------------
@@ -220,6 +221,7 @@ class Store:
 
     def _recover(self) -> sqlite3.Connection:
         """Keep what can be read, move the damaged file aside, start afresh."""
+        self.recovered = True
         games, actions, roster, seats = _salvage(self.path)
         stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(self.clock()))
         aside = self.dir / f"{DB_NAME}.damaged-{stamp}"
