@@ -259,6 +259,7 @@ class SystemdSystem:
             if done.returncode != 0:
                 raise CompanionError(N_("the new version's environment could not be built: {detail}"),
                                      detail=_last_line(done.stderr))
+        envreuse.note_hashes(env)      # what the next update's carry-over checks the compiled files by
         # pip and the links write through the page cache: a card that loses
         # power keeps only what was flushed, and the release is marked whole
         # (and may be switched to) right after this.
