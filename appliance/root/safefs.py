@@ -178,13 +178,14 @@ def copy_in(src_path, folder, name: str, *, owner: tuple[int, int] | None = None
     return reader.size
 
 
-def keep_aside(folder, name: str, aside: str) -> str | None:
+def keep_aside(folder, name: str, aside: str, *, anywhere: bool = True) -> str | None:
     """A second name, ``aside``, for the plain file ``name`` of the service's
     folder (a hard link: no copy, so no room needed), owned by the folder's
-    owner; the name it is kept under (another name of the folder that
-    already holds the very same file, if there is one), or None when there
-    is no such file.  The file stays the service's own: root reads nothing
-    of it, and never gives a file of its own a name there."""
+    owner; the name it is kept under, or None when there is no such file.
+    Already kept is kept: at ``aside``, or (``anywhere``) at any other name
+    of the folder that holds the very same file.  The file stays the
+    service's own: root reads nothing of it, and never gives a file of its
+    own a name there."""
     _check_name(name)
     _check_name(aside)
     with open_folder(folder) as dfd:
@@ -196,7 +197,7 @@ def keep_aside(folder, name: str, aside: str) -> str | None:
             return None
         with os.scandir(dfd) as entries:
             for entry in entries:
-                if entry.name != name:
+                if entry.name != name and (anywhere or entry.name == aside):
                     other = entry.stat(follow_symlinks=False)
                     if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
                         return entry.name

@@ -195,9 +195,7 @@ def keep_new_store(data_dir: Path, version: str | None, clock=time.time) -> str 
     if kept is not None:
         # Its write-ahead log under the name SQLite looks for beside it: the
         # new version's last actions may be only there.
-        found = safefs.keep_aside(data_dir, "companion.db-wal", kept + "-wal")
-        if found not in (None, kept + "-wal"):
-            raise safefs.Unsafe(f"the store's write-ahead log is also {found}")
+        safefs.keep_aside(data_dir, "companion.db-wal", kept + "-wal", anywhere=False)
     return kept
 
 
