@@ -182,16 +182,17 @@ def keep_new_store(data_dir: Path, version: str | None, clock=time.time) -> str 
     a full card does not stop it, and root reads nothing of them.  Done
     again after a cut, it finds the files already kept.  The name kept, or
     None when there is no store."""
-    base = f"{carry_back.PREFIX}{version if _one_name(version) else 'unknown'}-{int(clock())}"
-    for attempt in range(10):
-        name = f"{base}{'.' + str(attempt) if attempt else ''}.db"
+    version = version if _one_name(version) else "unknown"
+    stamp = int(clock())
+    for later in range(10):          # a name already taken (the same second): the next one
+        name = f"{carry_back.PREFIX}{version}-{stamp + later}.db"
         try:
             kept = safefs.keep_aside(data_dir, "companion.db", name)
             break
         except FileExistsError:
             continue
     else:
-        raise FileExistsError(f"{base}.db: taken")
+        raise FileExistsError(f"{carry_back.PREFIX}{version}-{stamp}.db: taken")
     if kept is not None:
         # Its write-ahead log under the name SQLite looks for beside it: the
         # new version's last actions may be only there.

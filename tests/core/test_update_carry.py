@@ -323,3 +323,15 @@ def test_the_kept_store_is_never_opened_by_root(tmp_path, keys, make_bundle, mon
     inst._revert = revert
     inst.install(make_bundle("2.0"))
     assert opened == [] and carry_back.kept_stores(lay.data)
+
+
+def test_a_name_taken_already_is_not_a_reason_to_lose_the_store(tmp_path):
+    """Two rollbacks in the same second, or a name the service put there:
+    the store is kept under the next name, which the start still finds."""
+    data = tmp_path / "data"
+    Store(data).close()
+    (data / "rolled-back-2.0-1000.db").write_bytes(b"something else")
+    kept = updater.keep_new_store(data, "2.0", clock=lambda: 1000.5)
+    assert kept == "rolled-back-2.0-1001.db"
+    assert [p.name for p in carry_back.kept_stores(data)] == ["rolled-back-2.0-1000.db", kept]
+    assert os.path.samefile(data / kept, data / "companion.db")
