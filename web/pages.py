@@ -164,6 +164,20 @@ JS_TEXTS = [
     N_("Tournament round {round}, table {table}"), N_("Start the tournament table"),
     # history step lines in the phone's language (issue 19)
     N_("{name} entered a card"), N_("{name} plays {card}"), N_("Trick: {cards}"),
+    # points and tokens by a tap (points.js: the control and the seat pages)
+    N_("Add"), N_("you"), N_("Points for {name}"), N_("Tokens: {n}"), N_("{delta} token for {name}"),
+    N_("Undo this"), N_("Undone: {what}"),
+    N_("Type the points first (a minus sign takes them off)."),
+    # what a step that ends or leaves something says first (control.js, seat.js)
+    N_("Start a new game?"), N_("Start the new game"), N_("round {n}"), N_("hand {n}"),
+    N_("{game} ({players}), {where}, stays in History as unfinished: you can resume it there."),
+    N_("{game} ({players}) stays in History as unfinished: you can resume it there."),
+    N_("The phones' seats are released."), N_("Seats taken by phones: {n}"), N_("Release the seat"),
+    N_("Release seat {n} ({name})? The phone “{label}” stops reading and entering for it; what it entered stays."),
+    N_("Give up seat {n} ({name})? This phone stops reading and entering for it; what it entered stays. "
+       "The PIN takes it again."),
+    N_("Now tap a free seat."), N_("No seat is free."),
+    N_("Points for every player need the table PIN, shown on the box."),
 ]
 
 
@@ -282,7 +296,7 @@ def seat(seat: int):
 
 
 # The games with an entry panel on /control (web/static/entry-<id>.js each).
-ENTRY_GAMES = ("costly-tricks", "sloppy-seconds", "fight", "yenta", "diabolo")
+ENTRY_GAMES = ("costly-tricks", "sloppy-seconds", "fight", "yenta", "diabolo", "scoreboard")
 
 
 @bp.get("/control")
