@@ -181,7 +181,7 @@ def test_a_seat_enters_its_card_the_spectator_sees_entered_then_both_see_the_rev
     expect(board.locator("#board")).to_contain_text("Ann")
     assert table.session.table.claims == {1: "phone"}
     table.box.flush()
-    assert "claimed by a phone" in " ".join(table.box.frame.texts), "the box shows the claim"
+    assert "Phone claim" in " ".join(table.box.frame.texts), "the box shows the claim"
     table.press("ok")                                                 # and keeps it
 
     table.post({"type": "bid", "seat": 0, "card": 5})                 # Ann's open card, from the box
