@@ -116,6 +116,9 @@ JS_TEXTS = [
     # setup and the owner
     N_("The two owner passwords differ."), N_("Enter the owner password first."),
     N_("Asked: the box applies it in a moment."), N_("The box is back in set-up: reload this page."),
+    N_("Saved"), N_("The table's name: {name}"), N_("Language: {language}"), N_("Time zone: {zone}"),
+    N_("Owner password: chosen (keep it: updates and restoring a backup ask for it)"), N_("SSH key: added"),
+    N_("Open the scoreboard"),
     # control
     N_("Table control"), N_("Save PIN"), N_("Forget PIN"), N_("PIN saved in this tab."),
     N_("Undo the last action"), N_("Really undo?"), N_("Yes, undo"), N_("Cancel"), N_("Undone."),
