@@ -79,6 +79,8 @@ def _run_box_first(args) -> int:
         return 2
     mock = bool(getattr(args, "mock", False))
     config["mock"] = mock
+    if getattr(args, "board", None):
+        config["board"] = args.board          # the flag wins over COMPANION_BOARD and the file
     config["data_dir"] = str(data_dir)         # wifi.json there: the box's own Wi-Fi (web/portal.py)
     set_language(config.get("language"))
     if mock:
@@ -89,7 +91,14 @@ def _run_box_first(args) -> int:
         logging.getLogger("companion.backup").info("a backup was restored")
         config = cfg.load(data_dir, getattr(args, "config", None))
         config.update(mock=mock, data_dir=str(data_dir))
+        if getattr(args, "board", None):
+            config["board"] = args.board
         set_language(config.get("language"))
+    from . import board_trial
+
+    trial = board_trial.at_start(data_dir)      # another board asked on the Setup page: tried now, once
+    if trial:
+        config["board"] = config["board_trial"] = trial
     store = Store(data_dir, limits=limits)
     _update_notice(store, data_dir, config)
     session = TableSession(store)
@@ -188,6 +197,8 @@ def serve(args, parts, start_extras=None) -> int:
         restarting.append(True)
         server.stop()
     app.extensions["companion.restart"] = restart
+    if box is not None and hasattr(box, "restart"):
+        box.restart = restart              # a board not kept: the companion starts again on the one before
     stop_extras = start_extras(app, store, session, config) if start_extras else (lambda: None)
     url = netwatch.join_url(host, server.port, config)
     config["url"] = url

@@ -87,6 +87,8 @@ class App:
         self.hub = None                  # the club hub's feeder, set by hub/box.py
         self.hub_seen: set[tuple] = set()   # tournament offers already shown once
         self.moved_at: float | None = None  # when a timer last changed the screen
+        # Over everything until answered: "Keep this board?" (hardware/ui/board_trial.py).
+        self.overlay = None
 
     # -- the table ---------------------------------------------------------------
     def has_game(self) -> bool:
@@ -297,6 +299,9 @@ class App:
 
     # -- buttons -----------------------------------------------------------------
     def key(self, name: str) -> None:
+        if self.overlay is not None:
+            self.overlay.key(name)
+            return
         if self._meant_for_the_screen_before():
             return
         if self.notices:
@@ -321,7 +326,7 @@ class App:
 
     def hold(self, name: str) -> None:
         """A long press: BACK asks whether to undo; others mean nothing."""
-        if name != "back" or self.notices or self.claim_news:
+        if name != "back" or self.notices or self.claim_news or self.overlay is not None:
             return
         self.toast = None
         if self.layers and isinstance(self.layers[-1], UndoConfirm):
@@ -340,7 +345,8 @@ class App:
 
     def cancel_timers(self) -> None:
         """Forget the game's timers (a new game); the message's and the notice's stay."""
-        kept = {k: v for k, v in self.timers.items() if k in ("toast", "notice", "hub", "setup")}
+        kept = {k: v for k, v in self.timers.items() if k in ("toast", "notice", "hub", "setup", "board",
+                                                               "board-tick")}
         self.timers.clear()
         self.timers.update(kept)
 
@@ -413,6 +419,9 @@ class App:
         value being chosen, no PIN), so it is the same whatever the secrets
         and the PIN are."""
         c.mirror = True
+        if self.overlay is not None:
+            self.overlay.draw(c)
+            return
         if self.notices:
             self._draw_notice(c)
         elif self.claim_news:
@@ -431,7 +440,9 @@ class App:
 
     def draw(self, c: Canvas) -> None:
         clock_screen.arm(self)
-        if self.notices:
+        if self.overlay is not None:
+            self.overlay.draw(c)
+        elif self.notices:
             self._draw_notice(c)
         elif self.claim_news:
             self._draw_claim(c)
