@@ -463,7 +463,11 @@ class App:
         return self.controller.locked_seats(self.public) | clock_screen.flagged_seats(self)
 
     def _draw_idle(self, c: Canvas) -> None:
-        """The neutral screen before any game."""
+        """The neutral screen before any game; in set-up mode on a box with
+        no Wi-Fi of its own (a laptop), the set-up screen (hardware/ui/setup.py)."""
+        if setup_screen.idle_setup(self):
+            setup_screen.draw_idle_setup(self, c)
+            return
         c.center(4, _("Game companion"), d.TITLE)
         c.hline(8, d.WIDTH - 9, 22)
         c.center(27, _("OK: menu · new game"), d.BODY)
