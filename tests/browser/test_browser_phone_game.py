@@ -205,3 +205,60 @@ def test_a_whole_scoreboard_game_from_phones_only(browser, table, lang):
     finally:
         for phone in (control, seat, board):
             phone.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "fr"])
+def test_a_restore_names_the_backups_date_and_games_and_changes_nothing_before_yes(browser, table, tmp_path, lang):
+    """Restoring replaces everything: the page has the box look at the file
+    first, then asks once with the backup's date and game count and what
+    this box loses (the game at the table named); until "Replace
+    everything", not a byte of the data folder changes."""
+    import hashlib
+
+    from test_update_web import OWNER, make_owner
+    from web_support import http, pin_headers, wait_until
+
+    folder = table.session.store.dir
+    make_owner(folder)
+    table.app.extensions["companion"].config["data_dir"] = str(folder)
+    table.post({"type": "new_game", "game": "scoreboard", "players": ["Marc-Antoine", "Éloïse"]})
+    table.post({"type": "add", "seat": 1, "points": 4})
+    _, _, body = http(table.server.port, "GET", "/api/backup", None, pin_headers())
+    (tmp_path / "backup.zip").write_bytes(body)
+    table.post({"type": "new_game", "game": "third-man", "players": NAMES})     # played since the backup
+    restarts = []
+    table.app.extensions["companion.restart"] = lambda: restarts.append(True)
+
+    def files():
+        return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.rglob("*"))
+                if p.is_file() and not p.name.endswith("-shm")}
+
+    phone = Phone(browser, table.base, f"restore-{lang}")
+    try:
+        page = phone.page
+        page.goto(table.base + f"/backup?lang={lang}")
+        before = files()
+        form = page.locator("#restore-form")
+        form.locator("input[type=file]").set_input_files(str(tmp_path / "backup.zip"))
+        form.get_by_test_id("owner-password").fill(OWNER)
+        form.locator("#restore-ask").click()
+        ask = page.locator("#restore-confirm")
+        expect(ask).to_be_visible()
+        prompt = page.locator("#restore-prompt").inner_text()
+        assert ("(1 game)" if lang == "en" else "(1 partie)") in prompt, prompt
+        assert re.search(r"20\d\d", prompt), "the backup's date"
+        lost = page.locator("#restore-lost").inner_text()
+        assert ("2 games" if lang == "en" else "2 parties") in lost, lost
+        assert WORDS[lang]["title"] in lost and "Marc-Antoine, Éloïse, Chloé, Dan" in lost, lost
+        assert files() == before and table.session.game.id == "third-man", "nothing changes before the answer"
+        phone.fits()
+        phone.shot(f"phone-game-{lang}-9-restore-asks")
+        page.click("#restore-no")
+        assert files() == before and not restarts
+        form.locator("#restore-ask").click()
+        page.click("#restore-yes")
+        page.locator("#restore-msg.ok").wait_for()
+        assert (folder / ".restore-new" / "RESTORE-READY").exists()
+        assert wait_until(lambda: restarts == [True]), "the box restarts to put it in place"
+    finally:
+        phone.close()
