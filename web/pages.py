@@ -2,8 +2,11 @@
 
     GET /                 the scoreboard (no login): live from /api/events
     GET /seat             pick a free seat and claim it (the PIN is asked on the page)
-    GET /seat/<n>         one seat's page: its private view and its secret entry
-    GET /control          table control with the PIN: new game, undo, releases, any action
+    GET /seat/<n>         one seat's page: its private view and its secret entry (and, in
+                          the free scoreboard, every seat's points and tokens, with the PIN)
+    GET /control          table control with the PIN: the game's entry panel (points and
+                          tokens by a tap in the free scoreboard), undo, new game, releases,
+                          and, folded under "Advanced", any one action typed by hand
     GET /join             the table's URL as a QR code (never the PIN)
     GET /api/history/current   the current game's steps still in effect, secrets redacted
 
