@@ -181,7 +181,7 @@ JS_TEXTS = [
     N_("The phones' seats are released."), N_("Seats taken by phones: {n}"), N_("Release the seat"),
     N_("Release seat {n} ({name})? The phone “{label}” stops reading and entering for it; what it entered stays."),
     N_("Give up seat {n} ({name})? This phone stops reading and entering for it; what it entered stays. "
-       "The PIN takes it again."),
+       "A phone with the PIN can take it again."),
     N_("Now tap a free seat."), N_("No seat is free."),
     N_("Points for every player need the table PIN, shown on the box."),
 ]

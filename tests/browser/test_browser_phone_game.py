@@ -61,6 +61,16 @@ def log_of(table):
     return list(table.session.export_lines())
 
 
+def axe_check():
+    """axe-core's serious and critical findings on a page as it is now, or
+    nothing where axe-core is missing (its own module says so, or fails in CI)."""
+    try:
+        from test_browser_axe import severe_violations
+    except pytest.skip.Exception:
+        return lambda page: []
+    return severe_violations
+
+
 @pytest.mark.parametrize("lang", ["en", "fr"])
 def test_a_whole_scoreboard_game_from_phones_only(browser, table, lang):
     words = WORDS[lang]
@@ -73,6 +83,7 @@ def test_a_whole_scoreboard_game_from_phones_only(browser, table, lang):
     control = Phone(browser, table.base, "control")
     seat = Phone(browser, table.base, "seat")
     board = Phone(browser, table.base, "board")
+    axe, found = axe_check(), []              # each question, checked as a screen reader meets it
     try:
         page = control.page
         page.goto(table.base + f"/control?lang={lang}")
@@ -105,6 +116,7 @@ def test_a_whole_scoreboard_game_from_phones_only(browser, table, lang):
         expect(ask).to_contain_text("Marc-Antoine, Éloïse, Chloé, Dan")
         assert log_of(table) == before and table.session.game.id == "third-man", "nothing changes before the answer"
         control.fits()
+        found += axe(page)
         shot(control, lang, "1-new-game-asks")
         page.click("#start-no")
         expect(ask).to_have_count(0)
@@ -135,6 +147,7 @@ def test_a_whole_scoreboard_game_from_phones_only(browser, table, lang):
         expect(page.get_by_test_id("points-1")).to_have_value("")        # the entry made leaves the field empty
         no_json(control)
         control.fits()
+        found += axe(page)
         shot(control, lang, "2-control-points")
 
         # A second phone takes Éloïse's seat with the PIN (Enter), and scores from there.
@@ -160,6 +173,7 @@ def test_a_whole_scoreboard_game_from_phones_only(browser, table, lang):
         expect(sp.locator("#points-section .points-score").nth(1)).to_have_text("11")
         no_json(seat)
         seat.fits()
+        found += axe(sp)
         shot(seat, lang, "3-seat-points")
 
         # Releasing the seat, from the seat page: asked first, nothing changes before.
@@ -170,6 +184,7 @@ def test_a_whole_scoreboard_game_from_phones_only(browser, table, lang):
         expect(sp.locator("#release-prompt")).to_contain_text("Éloïse")
         assert dict(table.session.table.claims) == claims
         seat.fits()
+        found += axe(sp)
         shot(seat, lang, "4-seat-release-asks")
         sp.click("#release-no")
         expect(sp.locator("#release")).to_be_visible()
@@ -181,6 +196,7 @@ def test_a_whole_scoreboard_game_from_phones_only(browser, table, lang):
         expect(page.locator("#release-prompt")).to_contain_text("Éloïse")
         assert dict(table.session.table.claims) == claims
         control.fits()
+        found += axe(page)
         shot(control, lang, "5-control-release-asks")
         page.click("#release-no")
         assert dict(table.session.table.claims) == claims
@@ -202,6 +218,7 @@ def test_a_whole_scoreboard_game_from_phones_only(browser, table, lang):
         shot(control, lang, "6-control-over")
         shot(seat, lang, "7-seat-over")
         shot(board, lang, "8-board-over")
+        assert not found, "\n".join(found)
     finally:
         for phone in (control, seat, board):
             phone.close()

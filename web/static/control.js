@@ -169,16 +169,10 @@
     if (summary) summary.textContent = claimed.length ? t("Seats taken by phones: {n}", { n: claimed.length }) : t("Seats");
     C.replace(body(seatSection), h("h2", null, t("Seats")),
       claimed.length ? h("ul", { className: "seat-list" }, claimed.map(function (s) {
-        var item = h("li", { dataset: { seat: String(s.seat) } }, C.dot(s.seat),
+        var asked = releasing === s.seat;
+        return h("li", { dataset: { seat: String(s.seat) }, className: asked ? "asking" : null }, C.dot(s.seat),
           h("span", { className: "who" }, h("strong", null, s.player), t("taken by {label}", { label: s.label })),
-          releasing === s.seat ? null : h("button", { type: "button", className: "danger fixed", id: "release-" + s.seat, onclick: function () {
-            releasing = s.seat;
-            drawSeats();
-            document.getElementById("release-no").focus();      // the safe answer first
-          } }, t("Release")));
-        if (releasing !== s.seat) return item;
-        return [item, h("li", { className: "confirm", role: "group", "aria-labelledby": "release-prompt" },
-          h("div", null,
+          asked ? h("div", { className: "confirm", role: "group", "aria-labelledby": "release-prompt" },
             h("p", { className: "prompt", id: "release-prompt" },
               t("Release seat {n} ({name})? The phone “{label}” stops reading and entering for it; what it entered stays.",
                 { n: s.seat + 1, name: s.player, label: s.label })),
@@ -191,7 +185,12 @@
               drawSeats();
               var again = document.getElementById("release-" + s.seat);
               if (again) again.focus();
-            } }, t("Cancel"))))];
+            } }, t("Cancel")))
+          : h("button", { type: "button", className: "danger fixed", id: "release-" + s.seat, onclick: function () {
+            releasing = s.seat;
+            drawSeats();
+            document.getElementById("release-no").focus();      // the safe answer first
+          } }, t("Release")));
       })) : h("p", { className: "muted" }, t("No seat is claimed.")));
   }
 

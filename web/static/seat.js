@@ -251,7 +251,7 @@
       }
       C.replace(releaseBox, h("div", { className: "confirm", role: "group", "aria-labelledby": "release-prompt" },
         h("p", { className: "prompt", id: "release-prompt" },
-          t("Give up seat {n} ({name})? This phone stops reading and entering for it; what it entered stays. The PIN takes it again.",
+          t("Give up seat {n} ({name})? This phone stops reading and entering for it; what it entered stays. A phone with the PIN can take it again.",
             { n: me + 1, name: name })),
         h("button", { type: "button", className: "danger wide", id: "release-yes", onclick: release }, t("Release the seat")),
         h("button", { type: "button", className: "wide", id: "release-no", onclick: function () {
