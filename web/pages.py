@@ -126,7 +126,7 @@ JS_TEXTS = [
     N_("Table control"), N_("Save PIN"), N_("Forget PIN"), N_("PIN saved in this tab."),
     N_("Undo the last action"), N_("Really undo?"), N_("Yes, undo"), N_("Cancel"), N_("Undone."),
     N_("Seats"), N_("Release"), N_("Released."), N_("No seat is claimed."),
-    N_("← Scroll sideways for the earlier ones."), N_("More columns: scroll sideways →"),
+    N_("← Scroll sideways for the earlier ones."),
     N_("Revealed: {cards}"), N_("Round {n} over"), N_("Hand {n} over"), N_("{name} takes a token"),
     N_("New game"), N_("Game"), N_("Players"), N_("Add a player"), N_("Remove"),
     N_("Options"), N_("default: {value}"), N_("Start the game"), N_("Started."),
