@@ -94,16 +94,24 @@ TABLES_JS = """async (step) => {
       }
     }
   }
-  // The cues, at the start, in the middle and at the end (a scroll event comes with the next frame).
-  // A page that is not in front gets no animation frame in headless Chromium:
-  // wait for a frame or 300 ms, whichever comes first, so the check never hangs.
-  const frame = () => new Promise(r => { requestAnimationFrame(() => setTimeout(r, 120)); setTimeout(r, 300); });
+  // The cues, at the start, in the middle and at the end (a scroll event comes with the next frame,
+  // later on a loaded machine): wait until the cues agree with where the box is, with a generous
+  // ceiling (a page that is not in front gets no animation frame in headless Chromium: the check
+  // never hangs), then judge them.
+  const agree = (box) => {
+    const at = box.scrollLeft, still = box.scrollWidth - box.clientWidth;
+    return cue(box, "right") === (at < still - 1) && cue(box, "left") === (at > 1) &&
+           box.classList.contains("more-right") === (at < still - 1) && box.classList.contains("more-left") === (at > 1);
+  };
+  const settled = async (box) => {
+    for (let waited = 0; waited < 5000 && !agree(box); waited += 50) await new Promise(r => setTimeout(r, 50));
+  };
   for (const box of boxes) {
     const max = box.scrollWidth - box.clientWidth;
     if (max <= 1) continue;
     for (const want of [0, max / 2, max]) {
       box.scrollLeft = want;
-      await frame();
+      await settled(box);
       const at = Math.round(box.scrollLeft), still = box.scrollWidth - box.clientWidth;
       if (at < still - 1 && !cue(box, "right")) out.push(name(box) + " at " + at + "px: more to the right, and no cue");
       if (at >= still - 1 && box.classList.contains("more-right")) out.push(name(box) + " at its end: a cue on the right");
