@@ -1,6 +1,8 @@
 """The panel's first words, before Python's libraries are even loaded.
 
-    python3 -I /opt/companion/current/src/hardware/splash.py starting [--data DIR]
+    python3 -I /opt/companion/current/src/hardware/splash.py starting [--data DIR] [--wait SECONDS]
+
+(``--wait``: how long the panel's bus may take to appear; 15 s on a Pi, 0 elsewhere.)
 
 A box at power-on is a black panel until the companion has loaded its
 libraries; on a first boot the system also grows itself to the card and
@@ -19,18 +21,26 @@ hardware.splash --render`` draws them again; a test checks that the shipped
 files are what the drawing code draws, and that an emulated controller fed
 by :func:`send` shows exactly that picture.
 
-The bus is the kernel's ``/dev/i2c-N`` (``I2C_SLAVE`` ioctl, then plain
-writes: a control byte, 0x00 for commands or 0x40 for display data, then
-the bytes), with the panel's settings read from ``companion.toml`` as the
-box reads them (``[display]`` driver, port, address, rotate).  Any failure
-(no bus, no panel, a bad setting) is silent: the splash is a courtesy, the
-companion itself reports a missing panel.
+The panel is the one the box will draw on (:func:`panels`, as
+hardware/boards.py picks it, from ``companion.toml`` and
+``COMPANION_BOARD``): a wired box's ``[display]``, the Adafruit Bonnet's
+SSD1306, or the Waveshare HAT's SH1106 on SPI; with no board setting, the
+I²C panel at its address if one answers, else the HAT's.  On I²C the bus is
+the kernel's ``/dev/i2c-N`` (``I2C_SLAVE`` ioctl, then plain writes: a
+control byte, 0x00 for commands or 0x40 for display data, then the bytes);
+on SPI it is ``/dev/spidevB.D`` (a write is one transfer) with the panel's
+DC and reset lines on the GPIO character device (:class:`DevLines`), the
+same bytes, DC low for commands and high for data.  Any failure (no bus, no
+panel, a bad setting) is silent: the splash is a courtesy, the companion
+itself reports a missing panel.
 """
 
 from __future__ import annotations
 
 import os
+import struct
 import sys
+import time
 from pathlib import Path
 
 FRAMES = Path(__file__).resolve().parent / "splash"
@@ -39,6 +49,12 @@ FRAMES = Path(__file__).resolve().parent / "splash"
 #: companion's and the splash stays silent (it never draws over the table).
 COMPANION_RUNNING = Path("/run/companion")
 WIDTH, PAGES = 128, 8
+#: How long, early in the boot, the bus's device node may take to appear
+#: (udev loads the I²C and SPI controllers' drivers while the splash starts),
+#: on a Raspberry Pi only: elsewhere (a VM, a PC) the nodes never come, and
+#: the first boot's unit, ordered after the splash, would wait for nothing.
+WAIT_S = 15.0
+MODEL = Path("/sys/firmware/devicetree/base/model")
 
 
 def N_(message: str) -> str:
@@ -123,61 +139,300 @@ class DevBus:
         os.close(self.fd)
 
 
-def panel_settings(data_dir: Path | None) -> dict:
-    """The ``[display]`` settings of ``companion.toml`` (defaults as the box's)."""
-    display: dict = {}
-    if data_dir is not None:
-        try:
-            import tomllib
+#: What the splash needs of hardware/boards.py and companion/config.py (it
+#: may import neither): the defaults of ``[display]`` and ``[buttons]``, and
+#: each plug-on board's panel.  tests/box/test_splash.py checks them against
+#: those modules.
+DEFAULT_DISPLAY = {"driver": "ssd1306", "port": 1, "address": 0x3C}
+DEFAULT_BUTTONS = {"up": 17, "down": 27, "ok": 22, "back": 23}
+BOARD_PANELS = {
+    "adafruit-oled-bonnet": {"driver": "ssd1306", "bus": "i2c", "port": 1, "address": 0x3C, "rotate": 0},
+    "waveshare-oled-hat": {"driver": "sh1106", "bus": "spi", "port": 0, "device": 0, "dc": 24, "reset": 25,
+                           "rotate": 2},
+}
+AUTO_SPI = "waveshare-oled-hat"     # drawn on when no I²C panel answers (wiring.md, "Which board")
 
-            with open(data_dir / "companion.toml", "rb") as file:
-                display = dict(tomllib.load(file).get("display") or {})
-        except (OSError, ValueError):
-            display = {}
+
+def read_settings(data_dir: Path | None) -> dict:
+    """``companion.toml`` as written (no defaults); {} when there is none or it does not read."""
+    if data_dir is None:
+        return {}
+    try:
+        import tomllib
+
+        with open(data_dir / "companion.toml", "rb") as file:
+            return dict(tomllib.load(file))
+    except (OSError, ValueError):
+        return {}
+
+
+def panels(data_dir: Path | None, environ=os.environ) -> list[dict]:
+    """The panels to draw on, in turn until one takes the frame: as
+    hardware/boards.py's ``resolve`` and ``auto_candidates`` choose the
+    box's board.  Each is a :class:`~hardware.boards.Panel`'s settings
+    (``driver``, ``bus``, ``port``, ``rotate``; ``address`` on I²C;
+    ``device``, ``dc``, ``reset`` on SPI).  [] for an unknown board."""
+    settings = read_settings(data_dir)
+    board = environ.get("COMPANION_BOARD") or settings.get("board")
+    board = "auto" if board is None or str(board).strip() == "" else str(board).strip().lower()
+    display = {**DEFAULT_DISPLAY, **dict(settings.get("display") or {})}
+    wired = wired_panel(display)
+    if board == "wired" or (board == "auto" and own_pins(settings, display)):
+        return [wired]
+    if board in BOARD_PANELS:
+        panel = dict(BOARD_PANELS[board])
+        if display.get("rotate") is not None:
+            panel["rotate"] = int(display["rotate"])        # a panel mounted the other way
+        return [panel]
+    if board == "auto":
+        return [wired, dict(BOARD_PANELS[AUTO_SPI])]
+    return []
+
+
+def own_pins(settings: dict, display: dict) -> bool:
+    """Do the settings name pins of their own?  Then a person wired the box
+    (hardware/boards.py, ``own_pins``)."""
+    buttons = {str(k).lower(): v for k, v in {**DEFAULT_BUTTONS, **dict(settings.get("buttons") or {})}.items()}
+    moved = any(k in display and display[k] != v for k, v in DEFAULT_DISPLAY.items())
+    return bool(settings.get("leds")) or settings.get("buzzer") is not None or buttons != DEFAULT_BUTTONS or moved
+
+
+def wired_panel(display: dict) -> dict:
+    """A wired box's I²C panel, from its ``[display]`` (hardware/boards.py, ``wired``)."""
     address = display.get("address", 0x3C)
-    return {"driver": str(display.get("driver", "ssd1306")).lower(),
-            "port": int(display.get("port", 1)),
-            "address": int(address, 0) if isinstance(address, str) else int(address),
-            "rotate": int(display.get("rotate", 0))}
+    try:
+        address = int(address, 0) if isinstance(address, str) else int(address)
+        port = int(display.get("port", 1))
+        rotate = int(display.get("rotate", 0))
+    except (TypeError, ValueError):
+        address, port, rotate = 0x3C, 1, 0
+    return {"driver": str(display.get("driver", "ssd1306")).lower(), "bus": "i2c", "port": port,
+            "address": address, "rotate": rotate}
 
 
 def language(data_dir: Path | None) -> str:
     """The box's language as the companion picks it: ``COMPANION_LANG``,
     else the settings' ``language``, else English."""
-    wanted = os.environ.get("COMPANION_LANG", "")
-    if not wanted and data_dir is not None:
-        try:
-            import tomllib
-
-            with open(data_dir / "companion.toml", "rb") as file:
-                wanted = str(tomllib.load(file).get("language") or "")
-        except (OSError, ValueError):
-            wanted = ""
+    wanted = os.environ.get("COMPANION_LANG", "") or str(read_settings(data_dir).get("language") or "")
     wanted = wanted[:2].lower()
     return wanted if wanted in LANGUAGES else "en"
 
 
-def show(message: str, data_dir: Path | None = None, bus=None) -> bool:
-    """Put ``message`` on the panel; False (and nothing said) where it cannot."""
+def show(message: str, data_dir: Path | None = None, bus=None, spi=None, lines=None,
+         wait_s: float = 0.0) -> bool:
+    """Put ``message`` on the box's panel; False (and nothing said) where it cannot.
+
+    ``bus``, ``spi`` and ``lines`` stand in for the kernel's devices (the
+    tests' emulated panels): an I²C bus, a spidev-like bus (``writebytes``)
+    and the DC/reset lines (``set(pin, value)``).  ``wait_s``: how long the
+    kernel's device nodes may take to appear (the boot's drivers load while
+    the splash starts)."""
     try:
-        settings = panel_settings(data_dir)
         pages = frame_path(message, language(data_dir)).read_bytes()
-        if len(pages) != WIDTH * PAGES or settings["driver"] not in INIT:
+        if len(pages) != WIDTH * PAGES:
             return False
-        if settings["rotate"] == 2:
-            pages = rotated(pages)
-        own = bus is None
-        if own and COMPANION_RUNNING.exists():
-            return False
-        bus = DevBus(settings["port"]) if own else bus
-        try:
-            send(bus, settings["address"], pages, settings["driver"])
-        finally:
-            if own:
-                bus.close()
-        return True
-    except (OSError, ValueError, KeyError):
+        deadline = time.monotonic() + wait_s
+        for panel in panels(data_dir):
+            if panel["driver"] not in INIT:
+                continue
+            frame = rotated(pages) if panel["rotate"] == 2 else pages
+            try:
+                if panel["bus"] == "spi":
+                    drawn = show_spi(panel, frame, spi, lines, deadline)
+                else:
+                    drawn = show_i2c(panel, frame, bus, deadline)
+            except OSError:
+                drawn = False           # nothing answers there: the next candidate
+            if drawn:
+                return True
         return False
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+def show_i2c(panel: dict, pages: bytes, bus, deadline: float) -> bool:
+    own = bus is None
+    if own and not device_there(f"/dev/i2c-{panel['port']}", deadline):
+        return False
+    bus = DevBus(panel["port"]) if own else bus
+    try:
+        send(bus, panel["address"], pages, panel["driver"])
+    finally:
+        if own:
+            bus.close()
+    return True
+
+
+def show_spi(panel: dict, pages: bytes, spi, lines, deadline: float) -> bool:
+    own_spi, own_lines = spi is None, lines is None
+    if own_spi and not device_there(f"/dev/spidev{panel['port']}.{panel['device']}", deadline):
+        return False
+    spi = DevSPI(panel["port"], panel["device"]) if own_spi else spi
+    try:
+        # Reset held high from the start; pulled up too, so that the line
+        # keeps the panel out of reset once the splash lets it go (the
+        # kernel then makes it an input, and GPIO 25's own pull is down).
+        lines = DevLines({panel["dc"]: 0, panel["reset"]: 1}, pull_up=(panel["reset"],)) if own_lines else lines
+        try:
+            lines.set(panel["reset"], 0)                # the controller set to its first state
+            time.sleep(0.001)
+            lines.set(panel["reset"], 1)
+            time.sleep(0.001)
+            send(SPIBus(spi, lines, panel["dc"]), 0, pages, panel["driver"])
+        finally:
+            if own_lines:
+                lines.close()
+    finally:
+        if own_spi:
+            spi.close()
+    return True
+
+
+def device_there(path: str, deadline: float) -> bool:
+    """The device node, waited for until ``deadline``; never once the companion runs."""
+    while True:
+        if COMPANION_RUNNING.exists():
+            return False
+        if os.path.exists(path):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.1)
+
+
+# -- the panel on SPI: spidev and the GPIO character device, the standard library only --
+
+SPI_IOC_WR_MODE = 0x40016B01            # _IOW('k', 1, __u8)
+SPI_IOC_WR_MAX_SPEED_HZ = 0x40046B04    # _IOW('k', 4, __u32)
+SPI_SPEED_HZ = 4_000_000                # the SH1106's limit (hardware/spi_panel.py)
+
+
+class SPIBus:
+    """The controller's commands and data on SPI, through :func:`send`'s
+    I²C-shaped calls: the control byte becomes the DC line (low: commands,
+    high: display data), the bytes one transfer."""
+
+    def __init__(self, spi, lines, dc: int):
+        self.spi, self.lines, self.dc = spi, lines, dc
+
+    def write_i2c_block_data(self, address: int, control: int, data) -> None:
+        self.lines.set(self.dc, 1 if control == DATA else 0)
+        self.spi.writebytes(list(data))
+
+
+class DevSPI:
+    """The kernel's ``/dev/spidevB.D`` in mode 0 at :data:`SPI_SPEED_HZ`."""
+
+    def __init__(self, port: int, device: int):
+        import fcntl
+
+        self.fd = os.open(f"/dev/spidev{int(port)}.{int(device)}", os.O_RDWR | os.O_CLOEXEC)
+        try:
+            fcntl.ioctl(self.fd, SPI_IOC_WR_MODE, bytes([0]))
+            fcntl.ioctl(self.fd, SPI_IOC_WR_MAX_SPEED_HZ, SPI_SPEED_HZ.to_bytes(4, sys.byteorder))
+        except OSError:
+            os.close(self.fd)
+            raise
+
+    def writebytes(self, data) -> None:
+        payload = bytes(data)
+        if os.write(self.fd, payload) != len(payload):
+            raise OSError(5, "short SPI write")
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+# The kernel's GPIO character device, version 2 (linux/gpio.h); sizes as the
+# kernel's own static_asserts say, checked against the header in the tests.
+GPIO_V2_LINES_MAX = 64
+GPIO_V2_LINE_NUM_ATTRS_MAX = 10
+GPIO_V2_LINE_FLAG_OUTPUT = 1 << 3
+GPIO_V2_LINE_FLAG_BIAS_PULL_UP = 1 << 8
+GPIO_V2_LINE_ATTR_ID_FLAGS = 1
+GPIO_V2_LINE_ATTR_ID_OUTPUT_VALUES = 2
+CHIP_INFO = struct.Struct("=32s32sI")                             # struct gpiochip_info
+LINE_REQUEST = struct.Struct("=64I32s" + "QI5I" + "IIQQ" * GPIO_V2_LINE_NUM_ATTRS_MAX + "II5Ii")
+LINE_VALUES = struct.Struct("=QQ")                                # struct gpio_v2_line_values
+
+
+def _iowr(number: int, size: int, read: bool = True, write: bool = True) -> int:
+    return ((read << 31) | (write << 30)) | (size << 16) | (0xB4 << 8) | number
+
+
+GPIO_GET_CHIPINFO_IOCTL = _iowr(0x01, CHIP_INFO.size, write=False)   # _IOR(0xB4, 0x01, ...)
+GPIO_V2_GET_LINE_IOCTL = _iowr(0x07, LINE_REQUEST.size)
+GPIO_V2_LINE_SET_VALUES_IOCTL = _iowr(0x0F, LINE_VALUES.size)
+#: The chip of the header's pins, by its label (mainline's and Raspberry Pi OS's kernels).
+HEADER_CHIPS = ("pinctrl-bcm2835", "pinctrl-bcm2711")
+
+
+def line_request(pins: dict, pull_up=()) -> bytes:
+    """A ``struct gpio_v2_line_request`` for ``pins`` (BCM number -> first
+    level) as outputs, those in ``pull_up`` with the pin's pull-up on."""
+    offsets = list(pins)
+    values = sum(1 << i for i, pin in enumerate(offsets) if pins[pin])
+    every = (1 << len(offsets)) - 1
+    pulled = sum(1 << i for i, pin in enumerate(offsets) if pin in pull_up)
+    attrs = [(GPIO_V2_LINE_ATTR_ID_OUTPUT_VALUES, 0, values, every)]
+    if pulled:
+        attrs.append((GPIO_V2_LINE_ATTR_ID_FLAGS, 0, GPIO_V2_LINE_FLAG_OUTPUT | GPIO_V2_LINE_FLAG_BIAS_PULL_UP,
+                      pulled))
+    attrs += [(0, 0, 0, 0)] * (GPIO_V2_LINE_NUM_ATTRS_MAX - len(attrs))
+    return LINE_REQUEST.pack(
+        *offsets, *[0] * (GPIO_V2_LINES_MAX - len(offsets)), b"companion-splash",
+        GPIO_V2_LINE_FLAG_OUTPUT, len([a for a in attrs if a[0]]), *[0] * 5,
+        *[field for attr in attrs for field in attr],
+        len(offsets), 0, *[0] * 5, 0)
+
+
+class DevLines:
+    """Output lines of the header's GPIO chip (``/dev/gpiochipN``), held
+    until :meth:`close` (then the kernel gives them back as inputs)."""
+
+    def __init__(self, pins: dict, pull_up=(), chip: str | None = None):
+        import fcntl
+
+        self.offsets = list(pins)
+        fd = os.open(chip or header_chip(), os.O_RDWR | os.O_CLOEXEC)
+        try:
+            request = bytearray(line_request(pins, pull_up))
+            fcntl.ioctl(fd, GPIO_V2_GET_LINE_IOCTL, request)
+        finally:
+            os.close(fd)
+        self.fd = LINE_REQUEST.unpack(request)[-1]
+
+    def set(self, pin: int, value) -> None:
+        import fcntl
+
+        bit = 1 << self.offsets.index(pin)
+        fcntl.ioctl(self.fd, GPIO_V2_LINE_SET_VALUES_IOCTL, LINE_VALUES.pack(bit if value else 0, bit))
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+def header_chip() -> str:
+    """The GPIO chip of the 40-pin header: the one labelled as the Pi's
+    pin controller, else ``/dev/gpiochip0`` (gpiozero's own default)."""
+    import fcntl
+    import glob
+
+    for path in sorted(glob.glob("/dev/gpiochip*")):
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            info = bytearray(CHIP_INFO.size)
+            fcntl.ioctl(fd, GPIO_GET_CHIPINFO_IOCTL, info)
+            if CHIP_INFO.unpack(info)[1].split(b"\0")[0].decode() in HEADER_CHIPS:
+                return path
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    return "/dev/gpiochip0"
 
 
 # -- drawing the frames (needs Pillow and the box's fonts: at build time, not at boot) --
@@ -207,6 +462,13 @@ def render(message: str, lang: str) -> bytes:
     return b"".join(page_bytes(draw(message, lang).image))
 
 
+def on_a_pi() -> bool:
+    try:
+        return MODEL.read_bytes().startswith(b"Raspberry Pi")
+    except OSError:
+        return False
+
+
 def main(argv=None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["--render"]:
@@ -215,13 +477,20 @@ def main(argv=None) -> int:
             for lang in LANGUAGES:
                 frame_path(message, lang).write_bytes(render(message, lang))
         return 0
-    data_dir = None
+    data_dir, wait_s = None, WAIT_S if on_a_pi() else 0.0
     if "--data" in args:
         at = args.index("--data")
         data_dir = Path(args[at + 1]) if at + 1 < len(args) else None
         del args[at:at + 2]
+    if "--wait" in args:
+        at = args.index("--wait")
+        try:
+            wait_s = float(args[at + 1])
+        except (IndexError, ValueError):
+            pass
+        del args[at:at + 2]
     data_dir = data_dir or Path(os.environ.get("STATE_DIRECTORY") or "/var/lib/companion")
-    show(args[0] if args else "starting", data_dir)
+    show(args[0] if args else "starting", data_dir, wait_s=wait_s)
     return 0        # never fail a boot over a courtesy
 
 

@@ -206,6 +206,8 @@ def test_install_turns_spi_on_once_and_the_documented_undo_removes_it(tmp_path):
     assert text.rstrip().splitlines()[-2:] == ["[all]", "dtparam=spi=on"], "after any [pi4]-like section"
     subprocess.run(["sed", "-i", "/^# companion: SPI/,+2d", str(config)], check=True)
     assert "spi" not in config.read_text() and "i2c_arm=on" in config.read_text(), "each undone alone"
+    # The image's own trees take no dtparam: SPI is written into them
+    # (systemd/image/companion-dtb, tests/system/test_image_dtb.py).
     image = (root / "systemd/image/build").read_text()
-    assert "dtparam=spi=on" in image and "spidev" in (root / "systemd/image/modules-load.conf").read_text()
+    assert "companion-dtb" in image and "spidev" in (root / "systemd/image/modules-load.conf").read_text()
     assert "DeviceAllow=char-spi rw" in (root / "systemd/companion.service").read_text()

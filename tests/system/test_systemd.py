@@ -101,7 +101,11 @@ def test_the_splash_runs_early_on_the_standard_library_alone():
     start = cp["Service"]["ExecStart"].split()
     # the system's python3, isolated: nothing of the companion's environment
     assert start[:2] == ["/usr/bin/python3", "-I"] and start[2].endswith("/hardware/splash.py")
-    assert "DeviceAllow=char-i2c rw" in SPLASH.read_text()
+    text = SPLASH.read_text()
+    assert "DeviceAllow=char-i2c rw" in text
+    # the Waveshare HAT's panel: its spidev, and DC and reset on the GPIO chip
+    assert "DeviceAllow=char-spi rw" in text and "DeviceAllow=char-gpiochip rw" in text
+    assert set(cp["Service"]["SupplementaryGroups"].split()) == {"i2c", "spi", "gpio"}
 
 
 @pytest.mark.skipif(not shutil.which("systemd-analyze"), reason="systemd-analyze is not installed")
