@@ -45,8 +45,10 @@ STATIC = Path(__file__).with_name("static")
 # t("english {param}", {param: ...}).  tests/web/test_pages.py checks that every
 # t("...") in web/static/*.js is listed here, so the catalogue misses none.
 JS_TEXTS = [
-    # live connection
+    # live connection, and what a refusal says when the box's own words are missing (common.js)
     N_("reconnecting…"), N_("connected"),
+    N_("The box answered with an error ({status}): try again."),
+    N_("This is not written as the box reads it: check its brackets, quotes and commas."),
     # the turn clock (clock.js)
     N_("Turn clock"), N_("Time up!"), N_("paused"), N_("End the turn"), N_("End my turn"), N_("Pause"),
     N_("Go on"), N_("Fischer"), N_("Delay"), N_("Sudden death"), N_("Mode"), N_("Minutes per player"),
