@@ -46,7 +46,7 @@ STATIC = Path(__file__).with_name("static")
 # t("...") in web/static/*.js is listed here, so the catalogue misses none.
 JS_TEXTS = [
     # live connection, and what a refusal says when the box's own words are missing (common.js)
-    N_("reconnecting…"), N_("connected"),
+    N_("reconnecting…"), N_("connected"), N_("{label}:"),
     N_("The box answered with an error ({status}): try again."),
     N_("This is not written as the box reads it: check its brackets, quotes and commas."),
     # the turn clock (clock.js)

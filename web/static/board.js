@@ -65,7 +65,7 @@
             game.sub ? h("div", { className: "sub" }, game.sub(s, seat)) : null,
             // The same as the extra columns, under the name: what a narrow phone shows instead (CSS).
             columns.length ? h("div", { className: "sub extras" }, columns.map(function (col, i) {
-              return h("span", { className: "extra-item" }, i ? " \u00B7 " : null, col.head, ": ", col.cell(seat));
+              return h("span", { className: "extra-item" }, i ? " \u00B7 " : null, C.label(col.head), " ", col.cell(seat));
             })) : null),
           h("td", { className: "num score" }, C.number(s.scores[seat])),
           columns.map(function (col) { return h("td", { className: "num extra" }, col.cell(seat)); }));
@@ -165,8 +165,9 @@
         var now = s[kind[0]], then = before[kind[0]];
         if (Array.isArray(now) && Array.isArray(then) && now.length > then.length) {
           var done = now[now.length - 1];
-          lines.push(t(kind[1], { n: now.length }) + (done && typeof done.token === "number" && s.players[done.token]
-            ? ": " + t("{name} takes a token", { name: s.players[done.token] }) : ""));
+          lines.push(done && typeof done.token === "number" && s.players[done.token]
+            ? C.label(t(kind[1], { n: now.length })) + " " + t("{name} takes a token", { name: s.players[done.token] })
+            : t(kind[1], { n: now.length }));
         }
       });
       if (s.finished && !before.finished) {

@@ -131,6 +131,10 @@
     return same.length ? same[0] : (id || named);
   };
 
+  // A label before its value ("Tokens: 3"): the colon is the language's
+  // (French puts a no-break space before it), never the script's own.
+  C.label = function (label) { return C.t("{label}:", { label: label }); };
+
   C.names = function (state, seats) {
     return seats.map(function (seat) { return state.players[seat]; }).join(", ");
   };

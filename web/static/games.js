@@ -247,7 +247,7 @@
           h("p", { className: "big" }, t("{seat} wins the trick: {points} points",
             { seat: trickSeat(s, lt.seats[lt.winner]), points: lt.points })),
           list(lt.cards.map(function (card, i) {
-            return h("span", null, h("strong", null, trickSeat(s, lt.seats[i])), ": ", cardText(card));
+            return h("span", null, h("strong", null, C.label(trickSeat(s, lt.seats[i]))), " ", cardText(card));
           })),
           h("p", { className: "muted" }, reasoning(lt).join("; "))) });
       }
@@ -298,7 +298,7 @@
 
   G.fight = {
     columns: function () { return []; },
-    sub: function (s, seat) { return t("Coins") + ": " + coinsText(s.coins[seat]); },
+    sub: function (s, seat) { return C.label(t("Coins")) + " " + coinsText(s.coins[seat]); },
     markers: function (s, seat) {
       if (s.out.indexOf(seat) >= 0) return [t("out")];
       return seat === s.turn ? [t("to play")] : [];
@@ -307,7 +307,7 @@
     status: function (s) {
       var lines = [];
       if (!s.finished && s.turn !== null) lines.push(t("{name} to play", { name: name(s, s.turn) }));
-      lines.push(t("On the table") + ": " + coinsText(s.table));
+      lines.push(C.label(t("On the table")) + " " + coinsText(s.table));
       return lines;
     },
     sections: function (s) {
@@ -374,7 +374,7 @@
     },
     describe: function (st) {
       var a = st.action, s = st.state;
-      if (a.type === "hand") return t("Hand entered") + ": " + a.points.map(function (p, seat) {
+      if (a.type === "hand") return C.label(t("Hand entered")) + " " + a.points.map(function (p, seat) {
         return name(s, seat) + " " + Object.keys(p).map(function (k) { return (SUITS[k] || k) + p[k]; }).join(" ");
       }).join(" · ");
       if (a.type === "trick") {
@@ -535,7 +535,7 @@
     describe: function (st) {
       var a = st.action;
       var parts = Object.keys(a).filter(function (k) { return k !== "type"; }).map(function (k) { return k + " " + JSON.stringify(a[k]); });
-      return a.type + (parts.length ? ": " + parts.join(", ") : "");
+      return parts.length ? C.label(a.type) + " " + parts.join(", ") : a.type;
     }
   };
 
