@@ -51,6 +51,13 @@
   }
 
   // -- /history: import a log ---------------------------------------------------------
+  // The box says which line of the file it refused ("line 3: ...", the
+  // replay contract's words); a person reads which step of the game it is.
+  function importRefusal(error) {
+    var m = /^line (\d+): ([\s\S]*)$/.exec(error || "");
+    return m ? t("Step {n} of the file is refused: {reason}", { n: m[1], reason: m[2] }) : error;
+  }
+
   function startImport() {
     var form = document.getElementById("import-form");
     if (!form) return;
@@ -65,11 +72,16 @@
       document.getElementById("import-pin-kept").hidden = !kept;
     }
     drawPin();
+    var chosen = document.getElementById("import-file-name");
+    form.elements.file.addEventListener("change", function () {
+      var file = form.elements.file.files[0];
+      chosen.textContent = file ? file.name : t("No file chosen yet.");
+    });
     form.addEventListener("submit", function (e) {
       e.preventDefault();
       var file = form.elements.file.files[0];
       var pin = C.pin.get() || form.elements.pin.value.trim();
-      if (!file) return C.message(msg, t("Choose a log file first."), "error");
+      if (!file) return C.message(msg, t("Choose the game's file first."), "error");
       if (!pin) return C.message(msg, t("Enter the table PIN first."), "error");
       C.message(msg, t("Sending…"));
       file.text().then(function (text) {
@@ -77,7 +89,7 @@
       }).then(function (r) {
         answered(r, pin);
         drawPin();
-        if (!r.ok) return C.message(msg, r.error, "error");
+        if (!r.ok) return C.message(msg, importRefusal(r.error), "error");
         C.replace(msg, t("Imported as game {id}.", { id: r.body.id }), " ",
           h("a", { href: "/history/" + r.body.id }, t("Open it")));
         msg.className = "msg ok";
@@ -167,10 +179,10 @@
     function show(k) {
       index = Math.max(0, Math.min(last, k));
       var step = steps[index];
-      where.textContent = t("Step {k} of {n}", { k: index + 1, n: steps.length }) + " · " + t("line {n}", { n: step.n });
+      where.textContent = t("Step {k} of {n}", { k: index + 1, n: steps.length });
       action.textContent = describe(step, step.state);
       if (C.renderBoard) {
-        C.renderBoard(board, step.state);
+        C.renderBoard(board, step.state, { steps: inEffect(steps, index) });
         var title = board.querySelector(".game-title");       // the page's own title says it
         if (title) title.remove();
       } else {
