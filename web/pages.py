@@ -49,6 +49,10 @@ JS_TEXTS = [
     N_("reconnecting…"), N_("connected"), N_("{label}:"),
     N_("The box answered with an error ({status}): try again."),
     N_("This is not written as the box reads it: check its brackets, quotes and commas."),
+    # a field the browser would refuse in the phone's language (common.js)
+    N_("Fill in this field first."), N_("Give a number from {min} to {max}."), N_("Give a number of at least {min}."),
+    N_("Give a number of at most {max}."), N_("Give a whole number."), N_("This is too long."),
+    N_("This is not written as the field asks."),
     # the turn clock (clock.js)
     N_("Turn clock"), N_("Time up!"), N_("paused"), N_("End the turn"), N_("End my turn"), N_("Pause"),
     N_("Go on"), N_("Fischer"), N_("Delay"), N_("Sudden death"), N_("Mode"), N_("Minutes per player"),

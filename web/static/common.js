@@ -402,6 +402,34 @@
     }
   };
 
+  // A field the browser refuses to send (required and empty, a number out
+  // of its range...) is explained by the browser in the phone's own
+  // language, not the page's: the page says it in its words instead.
+  function fieldProblem(field) {
+    var v = field.validity;
+    if (!v || v.valid) return "";
+    if (v.valueMissing) return C.t("Fill in this field first.");
+    if ((v.rangeUnderflow || v.rangeOverflow) && field.min !== "" && field.max !== "") {
+      return C.t("Give a number from {min} to {max}.", { min: C.number(Number(field.min)), max: C.number(Number(field.max)) });
+    }
+    if (v.rangeUnderflow) return C.t("Give a number of at least {min}.", { min: C.number(Number(field.min)) });
+    if (v.rangeOverflow) return C.t("Give a number of at most {max}.", { max: C.number(Number(field.max)) });
+    if (v.stepMismatch || v.badInput) return C.t("Give a whole number.");
+    if (v.tooLong) return C.t("This is too long.");
+    return C.t("This is not written as the field asks.");
+  }
+  document.addEventListener("invalid", function (e) {
+    var field = e.target;
+    if (!field || !field.setCustomValidity) return;
+    field.setCustomValidity("");
+    field.setCustomValidity(fieldProblem(field));
+  }, true);
+  ["input", "change"].forEach(function (kind) {
+    document.addEventListener(kind, function (e) {
+      if (e.target && e.target.setCustomValidity) e.target.setCustomValidity("");
+    }, true);
+  });
+
   // Resolves (never rejects) to {ok, status, body, error}: error is the
   // box's own one-line message, in the page's language (C.errorText).
   C.api = function (method, path, body, headers) {
