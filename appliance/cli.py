@@ -8,7 +8,7 @@
     companion games                list stored games, newest first
     companion backup [--data DIR] FILE    one file: games, roster, settings, Wi-Fi password
     companion restore FILE [--data DIR]   put such a file back
-    companion run [--mock] ...     run the appliance (buttons, screen, web)
+    companion run [--mock] [--board ID] ...   run the appliance (buttons, screen, web)
     companion solve fight ...      solve FIGHT? for two players
     companion hub serve|add-box|…  the club hub (see hub/cli.py)
     companion bundle ...           make a signed update bundle, or a release key
@@ -56,6 +56,8 @@ COMMANDS = {
     "setup-apply": "appliance.root.setup_apply:command",
     "owner": "appliance.root.owner:command",
 }
+#: The boards ``run --board`` takes (hardware/boards.py: IDS, and "auto"; a test keeps them the same).
+BOARDS = ("auto", "wired", "adafruit-oled-bonnet", "waveshare-oled-hat")
 #: Commands that run pip or systemctl: a failing one is one line, not a traceback.
 RUNS_PROGRAMS = {"bundle", "update", "self-check"}
 
@@ -104,6 +106,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--port", type=int, help=_("the port to serve on"))
     run.add_argument("--data", help=_("the data folder"))
     run.add_argument("--config", help=_("a settings file (TOML)"))
+    run.add_argument("--board", choices=BOARDS,
+                     help=_("the box's board (wins over the board setting and COMPANION_BOARD; "
+                            "auto: found at the start)"))
     run.add_argument("--dev-server", action="store_true", help=_("use Flask's development server"))
     run.add_argument("--dev-anywhere", action="store_true",
                      help=_("with --mock: let other computers open the mock box's /dev page and buttons"))

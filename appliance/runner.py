@@ -3,7 +3,9 @@
 The order, and why:
 
 1. the settings, a restore staged by the Backup page swapped in
-   (:func:`appliance.backup.finish_pending`), the store, the table session;
+   (:func:`appliance.backup.finish_pending`), the store, what a rolled-back
+   version acknowledged carried back into it (:mod:`companion.carry_back`),
+   the table session;
 2. **the box** (buttons and panel, :mod:`hardware`): its first frame is on
    the panel before Flask and waitress are even imported (~1 s on a Pi
    Zero 2 W), so the table sees the companion alive at once;
@@ -79,6 +81,8 @@ def _run_box_first(args) -> int:
         return 2
     mock = bool(getattr(args, "mock", False))
     config["mock"] = mock
+    if getattr(args, "board", None):
+        config["board"] = args.board          # the flag wins over COMPANION_BOARD and the file
     config["data_dir"] = str(data_dir)         # wifi.json there: the box's own Wi-Fi (web/portal.py)
     set_language(config.get("language"))
     if mock:
@@ -89,9 +93,17 @@ def _run_box_first(args) -> int:
         logging.getLogger("companion.backup").info("a backup was restored")
         config = cfg.load(data_dir, getattr(args, "config", None))
         config.update(mock=mock, data_dir=str(data_dir))
+        if getattr(args, "board", None):
+            config["board"] = args.board
         set_language(config.get("language"))
+    from . import board_trial
+
+    trial = board_trial.at_start(data_dir)      # another board asked on the Setup page: tried now, once
+    if trial:
+        config["board"] = config["board_trial"] = trial
     store = Store(data_dir, limits=limits)
     _update_notice(store, data_dir, config)
+    _after_open(store, data_dir)
     session = TableSession(store)
     box = _start_box(session, config, mock)
     if box is not None:
@@ -116,6 +128,23 @@ def _update_notice(store, data_dir: Path, config: dict) -> None:
         notice = None
     if notice:
         store.warnings.append(notice)
+
+
+def _after_open(store, data_dir: Path) -> None:
+    """Once the store has opened, before the session picks up its game: what
+    a rolled-back version acknowledged comes back into it
+    (:mod:`companion.carry_back`), and what a restore replaced goes, unless
+    the store opened only by being repaired (then it stays for the operator)."""
+    from companion.carry_back import carry_back
+
+    store.warnings.extend(carry_back(store))
+    if not store.recovered:
+        from .backup import drop_replaced
+
+        try:
+            drop_replaced(data_dir)
+        except OSError as exc:
+            logging.getLogger("companion.backup").warning("what a restore replaced stays: %s", exc)
 
 
 def _join_hub(app, store, session, config):
@@ -188,6 +217,8 @@ def serve(args, parts, start_extras=None) -> int:
         restarting.append(True)
         server.stop()
     app.extensions["companion.restart"] = restart
+    if box is not None and hasattr(box, "restart"):
+        box.restart = restart              # a board not kept: the companion starts again on the one before
     stop_extras = start_extras(app, store, session, config) if start_extras else (lambda: None)
     url = netwatch.join_url(host, server.port, config)
     config["url"] = url

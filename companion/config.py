@@ -2,7 +2,7 @@
 
 Settings come from, in order of strength: command-line flags, environment
 variables (``COMPANION_PIN``, ``COMPANION_DATA``, ``COMPANION_LANG``,
-``COMPANION_HUB_URL``, ``COMPANION_HUB_KEY``, ``COMPANION_PANEL_DIM_S``,
+``COMPANION_BOARD``, ``COMPANION_HUB_URL``, ``COMPANION_HUB_KEY``, ``COMPANION_PANEL_DIM_S``,
 ``COMPANION_PANEL_SLEEP_S``), the
 TOML file ``companion.toml`` in the data folder (or ``--config FILE``), and
 the defaults below.
@@ -23,7 +23,10 @@ DEFAULTS = {
     "wifi": "auto",              # "auto": the box's own Wi-Fi when no known network comes; "own"; "join" (appliance/root/wifi.py)
     "wifi_password": None,       # None: drawn once, kept in <data>/wifi-password (also wifi_ssid, wifi_wait_s, wifi_country, wifi_channel)
     "allowed_hosts": [],         # more host names the web answers to (web/hosts.py; its own are always fine)
-    "display": {"driver": "ssd1306", "port": 1, "address": 0x3C, "rotate": 0},
+    # The box's board (hardware/boards.py, wiring.md): "wired",
+    # "adafruit-oled-bonnet", "waveshare-oled-hat"; None: found at each start.
+    "board": None,
+    "display": {"driver": "ssd1306", "port": 1, "address": 0x3C},   # rotate: 0 unless a board says 2
     "buttons": {"up": 17, "down": 27, "ok": 22, "back": 23},
     "bounce_ms": 30,
     "hold_s": 1.0,
@@ -87,7 +90,7 @@ def load(data_dir: Path, path: str | None = None, *, read=None) -> dict:
         config["pin"] = os.environ["COMPANION_PIN"]
     if os.environ.get("COMPANION_LANG"):
         config["language"] = os.environ["COMPANION_LANG"]
-    for key in ("hub_url", "hub_key", "panel_dim_s", "panel_sleep_s"):
+    for key in ("board", "hub_url", "hub_key", "panel_dim_s", "panel_sleep_s"):
         if os.environ.get(f"COMPANION_{key.upper()}"):
             config[key] = os.environ[f"COMPANION_{key.upper()}"]
     return config

@@ -21,6 +21,7 @@ import gettext as _gettext
 import io
 import os
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
 
 LANGUAGES = ("en", "fr")
@@ -50,10 +51,10 @@ def translations(language: str) -> _gettext.NullTranslations:
         pass
     compiled = _compile(source, language)
     try:
+        from . import durable
+
         cached.parent.mkdir(parents=True, exist_ok=True)
-        partial = cached.with_suffix(f".{os.getpid()}.part")
-        partial.write_bytes(compiled)
-        os.replace(partial, cached)     # whole or not at all, even with two starts at once
+        durable.write(cached, compiled)     # whole or not at all, even with two starts at once
     except OSError:
         pass                            # a read-only home: compiled at each start, as before
     return _gettext.GNUTranslations(io.BytesIO(compiled))
@@ -97,11 +98,38 @@ def current_language() -> str:
     return _current.get()
 
 
+@dataclass(frozen=True)
+class Later:
+    """A text marked with ``N_`` and its parameters, kept as they are and
+    translated where it is shown, in that place's language: a part of a
+    notice (``("... {outputs}", {"outputs": (Later(N_("seat {n}'s LED"), n=1),)})``).
+    A tuple of them reads as a list, joined with "; "."""
+
+    message: str
+    params: tuple = ()
+
+    def __init__(self, message: str, **params):
+        object.__setattr__(self, "message", message)
+        object.__setattr__(self, "params", tuple(sorted(params.items())))
+
+    def text(self, language: str | None = None) -> str:
+        return gettext(self.message, language, **dict(self.params))
+
+
+def _shown(value, language):
+    if isinstance(value, Later):
+        return value.text(language)
+    if isinstance(value, tuple) and value and all(isinstance(v, Later) for v in value):
+        return "; ".join(v.text(language) for v in value)
+    return value
+
+
 def gettext(message: str, language: str | None = None, **params) -> str:
     """Translate ``message`` into ``language`` (default: the current one) and
-    fill its ``{named}`` parameters."""
+    fill its ``{named}`` parameters (a :class:`Later` one translated too)."""
     text = translations(normalise(language) if language else _current.get()).gettext(message)
     if params:
+        params = {k: _shown(v, language) for k, v in params.items()}
         try:
             return text.format(**params)
         except (KeyError, IndexError, ValueError):

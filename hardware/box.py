@@ -42,8 +42,9 @@ from PIL import Image
 
 from companion.i18n import N_, gettext, set_language
 
-from .buttons import HOLDABLE, Buttons, Debouncer, button_names, gpio_notice
-from .display import Screen, open_device, settings as display_settings, DisplayConfigError
+from . import boards
+from .buttons import Buttons, Debouncer, gpio_notice
+from .display import Screen, i2c_answers, open_device, settings as display_settings, DisplayConfigError
 from .draw import HEIGHT, TITLE, WIDTH, Canvas
 from .outputs import Outputs
 from .panel_care import PanelCare
@@ -58,6 +59,7 @@ NOTICE_S = 30.0      # without buttons, each notice stays this long on the scree
 # Notices the box adds to the table (shown on the OLED and the phones).
 NO_BUTTONS = N_("The buttons do not work ({error}): use a phone. See the companion's log.")
 STUCK = N_("The {button} button seems stuck: it is ignored until it is released.")
+BAD_BOARD = N_("The board setting is not one the box knows ({error}): it finds its board by itself meanwhile.")
 # The panel until the buttons are live (``pins_later``): nothing on it invites a press.
 STARTING = N_("Starting…")
 
@@ -84,13 +86,20 @@ class Box:
     invites a press that no pin would see."""
 
     def __init__(self, session, config: dict, mock: bool = False, *, pin_factory=None, display_factory=None,
-                 pins_later: bool = False, clock=time.monotonic):
+                 pins_later: bool = False, clock=time.monotonic, i2c_probe=None):
         self.session = session
         self.config = config
         self.mock = mock
         self.bounce_s = max(0.0, float(config.get("bounce_ms", 30))) / 1000
         self.hold_s = float(config.get("hold_s", 1.0))
-        self.button_names = button_names(config)
+        # The board (hardware/boards.py): the setting's, or found now.
+        # ``i2c_probe()`` says whether an I²C panel answers (a test's
+        # stand-in; by default the bus itself, never in mock mode).
+        self.board_how = "found"          # or "setting" (the setting or the flag), "trial" (the Setup page's)
+        self.keymap = self._choose_board(i2c_probe)
+        self.board = self.keymap.board
+        self.restart = None               # set by the start sequence: a board not kept restarts the companion
+        self.button_names = self.keymap.keys()
 
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._cond = threading.Condition()
@@ -124,7 +133,7 @@ class Box:
 
         self.pin_factory = pin_factory
         stuck_s = config.get("stuck_s", STUCK_S)
-        self.debouncer = Debouncer(self.bounce_s, self.hold_s, HOLDABLE, stuck_s=stuck_s)
+        self.debouncer = Debouncer(self.bounce_s, self.hold_s, self.keymap.holdable(), stuck_s=stuck_s)
         self.buttons: Buttons | None = None
         self.outputs = _NoOutputs()
         self.pins_ready = threading.Event()      # set once the pins are claimed (or refused)
@@ -133,10 +142,11 @@ class Box:
 
         # The panel: never raises here; frames are kept in memory anyway.
         try:
-            where = display_settings(config)
+            where = display_settings(config, self.board.panel)
         except DisplayConfigError:
-            where = {"retry_s": 5.0, "port": 1, "address": 0x3C, "notice_s": 10.0}
-        opener = display_factory or partial(open_device, config, mock)
+            where = {"retry_s": 5.0, "bus": "i2c", "port": 1, "address": 0x3C, "notice_s": 10.0}
+        opener = display_factory or partial(open_device, config, mock, panel=self.board.panel,
+                                            factory=lambda: self.pin_factory)
         self.screen = Screen(opener, lambda device: self._post(("display", device)), where["retry_s"],
                              notify=self._screen_notice, where=where,
                              notice_after_s=where["notice_s"])
@@ -152,6 +162,13 @@ class Box:
         from .voice import Voice
 
         app = App(self.session, self.config, chirp=self.outputs.chirp)
+        if self.config.get("board_trial"):
+            from appliance import board_trial
+
+            from .ui.board_trial import KeepBoard
+
+            app.overlay = KeepBoard(app, self.board.name, float(self.config.get("board_trial_s", board_trial.WINDOW_S)),
+                                    keep=lambda: self._board_answer(True), back=lambda: self._board_answer(False))
         app.pin_callbacks = self._pin_callbacks
         app.join = self._join
         app.hub = self._hub
@@ -162,6 +179,34 @@ class Box:
         self.app = app
         self.pins_ready.set()
 
+    def _choose_board(self, i2c_probe) -> boards.Keymap:
+        """The board's controls for this start (hardware/boards.py): the
+        setting's board, or, without one, the candidates an I²C probe
+        leaves (mock mode: the wired box, unless a probe is given)."""
+        try:
+            board = boards.resolve(self.config)
+        except (boards.BoardError, TypeError, ValueError) as exc:
+            log.error("board setting: %s", exc)
+            self.session.update_table(lambda table: table.notices.append((BAD_BOARD, {"error": str(exc)})))
+            settings = dict(self.config, board=None)
+            board = boards.resolve(settings)
+        if board is not None:
+            self.board_how = "trial" if self.config.get("board_trial") else "setting"
+            return boards.Keymap.of([board])
+        if i2c_probe is None and self.mock:
+            return boards.Keymap.of([boards.wired(self.config)])
+        try:
+            where = display_settings(self.config)
+            answers = i2c_probe() if i2c_probe is not None else i2c_answers(where["port"], where["address"])
+        except Exception as exc:           # never a reason to stop the box: the wired box, as before
+            log.warning("looking for an I²C panel failed: %s", exc)
+            answers = True
+        keymap = boards.Keymap.of(boards.auto_candidates(self.config, answers))
+        keymap.decided = not answers       # SPI: the two boards share no pin, nothing to tell
+        log.info("board: none set; %s, so %s", "an I²C panel answers" if answers else "no I²C panel answers",
+                 keymap.board.id)
+        return keymap
+
     def _attach_pins(self) -> None:
         """Claim the buttons, LEDs and buzzer.  Pins: gpiozero's MockFactory
         in mock mode, passed to each device."""
@@ -171,7 +216,8 @@ class Box:
 
             pin_factory = self.pin_factory = MockFactory()
         try:
-            self.buttons = Buttons(config, pin_factory, self._on_edge, time.monotonic)
+            pins = {name: control.pin for name, control in self.keymap.controls.items()}
+            self.buttons = Buttons(pins, pin_factory, self._on_edge, time.monotonic, self.hold_s)
         except Exception as exc:
             # No pin library, no Pi, a pin taken or refused (BadPinFactory,
             # RuntimeError, ImportError...): the box still shows the game and
@@ -185,8 +231,14 @@ class Box:
             for name in self.buttons.devices:
                 # held at power-on: disarmed (and reported if it stays down)
                 self.debouncer.add(name, self.buttons.level(name), time.monotonic())
+        # Never an output on a pin of the board's: refused, and said.
+        outputs, refused = boards.refused_outputs(config, self.board)
+        notice = boards.refusal_notice(self.board, refused)
+        if notice is not None:
+            log.error("outputs on the %s's pins are not driven: %s", self.board.id, refused)
+            self.session.update_table(lambda table: table.notices.append(notice))
         try:
-            self.outputs = Outputs(config, pin_factory, strict=mock)
+            self.outputs = Outputs(outputs, pin_factory, strict=mock)
         except Exception as exc:        # Outputs logs its own device errors; this is the import
             if mock:
                 raise
@@ -283,8 +335,24 @@ class Box:
         self._wait(self._post(("noop",)))
 
     def press(self, name: str) -> None:
-        """Mock mode: a short press of ``name`` (low past the debounce time,
-        then high); returns once handled and drawn.  KeyError: unknown name."""
+        """Mock mode: a short press of the key ``name`` (its board's first
+        control for it: low past the debounce time, then high); returns
+        once handled and drawn.  KeyError: unknown name."""
+        if name not in self.button_names:
+            raise KeyError(name)
+        self._press_input(self.keymap.primary(name))
+
+    def press_pin(self, bcm: int) -> None:
+        """Mock mode: a short press of the control on BCM pin ``bcm``, as a
+        finger on that board would (a key that does nothing included).
+        KeyError: no control of the board's is on that pin."""
+        self._press_input(self.keymap.by_pin(bcm))
+
+    def hold_pin(self, bcm: int) -> bool:
+        """Mock mode: a long press of the control on BCM pin ``bcm``."""
+        return self._hold_input(self.keymap.by_pin(bcm))
+
+    def _press_input(self, name: str) -> None:
         pin = self._mock_pin(name)
         self._settle(name)
         # Up again before waiting for the worker, as a finger would be: a
@@ -301,13 +369,18 @@ class Box:
         """Mock mode: a long press of ``name`` (low for longer than ``hold_s``);
         returns once handled and drawn; False if no long press was seen
         (a button disarmed because it was held at start)."""
+        if name not in self.button_names:
+            raise KeyError(name)
+        return self._hold_input(self.keymap.primary(name))
+
+    def _hold_input(self, name: str) -> bool:
         pin = self._mock_pin(name)
         self._settle(name)
         with self._cond:
             before = self._holds[name]
         low_at = self._drive(pin.drive_low)
         seen = True
-        if name in HOLDABLE:
+        if name in self.debouncer.holdable:
             with self._cond:
                 seen = self._cond.wait_for(lambda: self._holds[name] > before, self.hold_s + self.bounce_s + 2)
         else:
@@ -317,7 +390,7 @@ class Box:
         return seen
 
     def _mock_pin(self, name: str):
-        if name not in self.button_names:
+        if name not in self.keymap.controls:
             raise KeyError(name)
         if self._worker is None:
             raise RuntimeError("the box is not started")
@@ -467,23 +540,61 @@ class Box:
 
     def _dispatch(self, events, holds: list[str]) -> None:
         for kind, name in events:
+            if kind == "press":
+                self._tell(name)
             if kind in ("press", "hold") and self.care.wake():
                 # It woke a sleeping panel: the player could not see what it would do.
                 if kind == "hold":
                     holds.append(name)
                 continue
+            key = self.keymap.key(name)
             if kind == "press":
-                self.app.key(name)
+                if key is not None:
+                    self.app.key(key)
             elif kind == "hold":
-                self.app.hold(name)
+                if key is not None:
+                    self.app.hold(key)
                 holds.append(name)
             else:
                 self._stuck(name, kind == "stuck")
             self._drain_inline()
 
+    @staticmethod
+    def known_boards() -> list[tuple[str, str]]:
+        """Every board the box knows: (id, name marked for translation)."""
+        return [(i, boards.NAMES[i]) for i in boards.IDS]
+
+    def _board_answer(self, keep: bool) -> None:
+        """"Keep this board?" answered (OK: keep; BACK or the time up: go back)."""
+        from appliance import board_trial
+
+        folder = self.config.get("data_dir")
+        trial = self.config.pop("board_trial", None)
+        if keep:
+            if folder and trial:
+                board_trial.keep(folder, trial)
+            self.board_how = "setting"
+            log.info("board: %s kept", trial)
+            return
+        if folder:
+            board_trial.drop(folder)
+        log.info("board: %s not kept, back to the board before", trial)
+        if self.restart is not None:       # not on the box's own thread: the stop closes the box
+            threading.Thread(target=self.restart, name="board-back", daemon=True).start()
+
+    def _tell(self, name: str) -> None:
+        """No board set, an I²C panel there: a press on a pin only the
+        Bonnet has (its joystick's press, A, B) says the box is a Bonnet."""
+        board = self.keymap.tell(name)
+        if board is not None:
+            self.board = board
+            self.debouncer.holdable = self.keymap.holdable()
+            log.info("board: a press on GPIO %s: this box is the %s", self.keymap.controls[name].pin, board.id)
+
     def _stuck(self, name: str, stuck: bool) -> None:
         """Tell the table about a stuck button, and take the notice back once released."""
-        notice = (STUCK, {"button": name.upper()})
+        control = self.keymap.controls.get(name)
+        notice = (STUCK, {"button": control.label if control is not None else name.upper()})
         if stuck:
             log.warning("button %s has been down for %s s: stuck? ignored until released",
                         name, self.debouncer.stuck_s)

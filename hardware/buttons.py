@@ -200,19 +200,20 @@ def _quiet(button):
 
 
 class Buttons:
-    """The gpiozero side: one ``Button`` per configured name (pull-up, wired
-    to GND), each edge handed to ``on_edge(name, pressed, t)``."""
+    """The gpiozero side: one ``Button`` per input (pull-up, wired to GND),
+    ``pins`` mapping each input's name to its pin; each edge is handed to
+    ``on_edge(name, pressed, t)``."""
 
-    def __init__(self, config: dict, factory, on_edge: Callable[[str, bool, float], None], clock):
+    def __init__(self, pins: dict, factory, on_edge: Callable[[str, bool, float], None], clock,
+                 hold_s: float = 1.0):
         from gpiozero import Button
 
         self.devices: dict = {}
-        pins = {str(k).lower(): v for k, v in (config.get("buttons") or {}).items()}
         try:
-            for name in button_names(config):
+            for name, pin in pins.items():
                 # bounce_time=None: the debounce is ours (see the module docstring).
-                button = _quiet(Button(pins[name], pull_up=True, bounce_time=None,
-                                       hold_time=float(config.get("hold_s", 1.0)), pin_factory=factory))
+                button = _quiet(Button(pin, pull_up=True, bounce_time=None, hold_time=float(hold_s),
+                                       pin_factory=factory))
                 self.devices[name] = button
                 button.when_pressed = _edge(on_edge, name, True, clock)
                 button.when_released = _edge(on_edge, name, False, clock)

@@ -47,6 +47,9 @@ NO_DISPLAY = N_("The screen does not answer ({error}). Check its four wires; tha
                 "(sudo raspi-config nonint do_i2c 0, then reboot); that /dev/i2c-{port} exists; "
                 "and that 'i2cdetect -y {port}' shows {address}. The box goes on and retries.")
 NOTICE_AFTER_S = 10.0
+NO_SPI_DISPLAY = N_("The screen does not answer ({error}). Check that the board sits on all 40 pins of "
+                    "the header; that SPI is on (dtparam=spi=on in config.txt, then reboot); and that "
+                    "/dev/spidev{port}.{device} exists. The box goes on and retries.")
 
 
 def describe(exc: BaseException) -> str:
@@ -56,6 +59,8 @@ def describe(exc: BaseException) -> str:
         return "nothing answers at its address"
     if code == errno.ETIMEDOUT:
         return "the I²C bus timed out"
+    if code == errno.ENOENT or "SPI device not found" in str(exc):
+        return "no SPI device (SPI off?)"
     if isinstance(exc, ImportError):
         return f"missing library: {exc.name or exc}"
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
@@ -65,45 +70,77 @@ class DisplayConfigError(ValueError):
     """The display settings cannot work (unknown driver, bad address): retrying will not help."""
 
 
-def settings(config: dict) -> dict:
-    """The display section of the config, checked: driver, port, address, rotate, retry_s, notice_s."""
+def settings(config: dict, panel=None) -> dict:
+    """The display settings, checked: driver, bus, port, address (I²C) or
+    device, dc and reset (SPI), rotate, retry_s, notice_s.  ``panel`` (a
+    :class:`hardware.boards.Panel`): the board's own panel, with only
+    ``retry_s`` and ``notice_s`` taken from the ``[display]`` section."""
     display = dict(config.get("display") or {})
+    if panel is not None:
+        display = {**panel.settings(), **{k: display[k] for k in ("retry_s", "notice_s") if k in display}}
     driver = str(display.get("driver", "ssd1306")).lower()
     if driver not in DRIVERS:
         raise DisplayConfigError(f"unknown display driver {driver!r} (use one of: {', '.join(DRIVERS)})")
+    bus = str(display.get("bus", "i2c")).lower()
+    if bus not in ("i2c", "spi"):
+        raise DisplayConfigError(f"unknown display bus {bus!r} (use i2c, or a board whose panel is on spi)")
     address = display.get("address", 0x3C)
     try:
         address = int(address, 0) if isinstance(address, str) else int(address)
-        port = int(display.get("port", 1))
+        port = int(display.get("port", 1 if bus == "i2c" else 0))
         rotate = int(display.get("rotate", 0))
         retry_s = float(display.get("retry_s", RETRY_S))
         notice_s = float(display.get("notice_s", NOTICE_AFTER_S))
+        device = int(display.get("device", 0))
     except (TypeError, ValueError) as exc:
         raise DisplayConfigError(f"bad display setting: {exc}") from None
     if rotate not in (0, 2):
         # The screens are drawn for a 128x64 landscape panel: upright or upside down.
         raise DisplayConfigError(f"display rotate must be 0 or 2 (upside down), got {rotate}")
-    return {"driver": driver, "port": port, "address": address, "rotate": rotate, "retry_s": max(0.05, retry_s),
-            "notice_s": max(0.0, notice_s)}
+    return {"driver": driver, "bus": bus, "port": port, "address": address, "device": device,
+            "dc": display.get("dc"), "reset": display.get("reset"), "rotate": rotate,
+            "retry_s": max(0.05, retry_s), "notice_s": max(0.0, notice_s)}
 
 
-def open_device(config: dict, mock: bool):
-    """The luma device: the dummy in mock mode, else the configured I2C panel.
-    Raises one of DISPLAY_ERRORS when there is no panel."""
-    s = settings(config)
+def open_device(config: dict, mock: bool, panel=None, factory=None, spi_bus=None):
+    """The luma device: the dummy in mock mode, else the panel on its bus
+    (``panel``: the board's, hardware/boards.py; else the ``[display]``
+    settings, on I²C).  ``factory()``: the pin factory for an SPI panel's
+    DC and reset lines; ``spi_bus``: a spidev-compatible bus instead of the
+    kernel's (the tests' emulated one).  Raises one of DISPLAY_ERRORS when
+    there is no panel."""
+    s = settings(config, panel)
     if mock:
         from luma.core.device import dummy
 
         return dummy(width=128, height=64, rotate=s["rotate"], mode="1")
-    from luma.core.interface.serial import i2c
+    if s["bus"] == "spi":
+        from . import spi_panel
 
-    _probe(s["port"], s["address"])
-    serial = i2c(port=s["port"], address=s["address"])
+        serial = spi_panel.serial(panel, factory() if callable(factory) else factory, bus=spi_bus)
+    else:
+        from luma.core.interface.serial import i2c
+
+        _probe(s["port"], s["address"])
+        serial = i2c(port=s["port"], address=s["address"])
     try:
         return make_device(s["driver"], serial, s["rotate"])
     except BaseException:
         serial.cleanup()          # do not leak the bus file descriptor at every retry
         raise
+
+
+def i2c_answers(port: int, address: int) -> bool:
+    """Does a panel answer at ``address`` on I²C bus ``port``?  False when
+    nothing does or there is no bus; True when the box cannot tell (no
+    permission, no smbus2): then it is taken as there, as before boards."""
+    try:
+        _probe(port, address)
+    except DevicePermissionError:
+        return True
+    except DeviceNotFoundError:
+        return False
+    return True
 
 
 def make_device(driver: str, serial, rotate: int = 0):
@@ -223,7 +260,7 @@ class Screen:
         # notify(added, removed): a notice for the table when the panel stays
         # missing, taken back when it answers again.
         self._notify = notify
-        self._where = where or {"port": 1, "address": 0x3C}
+        self._where = where or {"bus": "i2c", "port": 1, "address": 0x3C}
         self.notice_after_s = notice_after_s
         self._lost_at: float | None = None
         self._error = ""
@@ -256,6 +293,7 @@ class Screen:
             # into the box's frame loop, where it would skip the frame's
             # subscribers (the web mirror) and repeat at every frame.
             self.device = None
+            _release(device)
             self._lost(exc, "display stopped answering")
             return False
 
@@ -279,6 +317,7 @@ class Screen:
             return True
         except Exception as exc:          # like show(): never into the box's frame loop
             self.device = None
+            _release(device)
             self._lost(exc, "display stopped answering")
             return False
 
@@ -332,8 +371,12 @@ class Screen:
             return
         if time.monotonic() - self._lost_at < self.notice_after_s:
             return
-        self.notice = (NO_DISPLAY, {"error": self._error, "port": self._where["port"],
-                                    "address": f"{self._where['address']:02x}"})
+        if self._where.get("bus") == "spi":
+            self.notice = (NO_SPI_DISPLAY, {"error": self._error, "port": self._where["port"],
+                                            "device": self._where.get("device", 0)})
+        else:
+            self.notice = (NO_DISPLAY, {"error": self._error, "port": self._where["port"],
+                                        "address": f"{self._where['address']:02x}"})
         self._notify(self.notice, None)
 
     @property
@@ -357,3 +400,16 @@ def _cleanup(device) -> None:
         device.cleanup()
     except Exception as exc:  # a panel that is gone cannot be switched off
         log.debug("display cleanup failed: %s", exc)
+
+
+def _release(device) -> None:
+    """Free a lost panel's bus and lines without a word to the panel (it
+    stopped answering): an SPI panel's DC and reset pins must be free for
+    the device found anew, and no file descriptor is left at every loss."""
+    try:
+        device.persist = True          # luma's exit hook: nothing sent to it either
+        serial = getattr(device, "_serial_interface", None)
+        if serial is not None:
+            serial.cleanup()
+    except Exception as exc:
+        log.debug("releasing the lost panel failed: %s", exc)

@@ -1,4 +1,4 @@
-"""An SSD1306 / SH1106 panel emulated at the I2C bus, for luma's real drivers.
+"""An SSD1306 / SH1106 panel emulated at the I2C bus (and at the SPI bus), for luma's real drivers.
 
 luma's ``i2c`` interface accepts any ``bus`` object with
 ``write_i2c_block_data(addr, mode, data)``: mode ``0x00`` carries commands,
@@ -16,6 +16,10 @@ It also counts what went over the wire (blocks and bytes, for the
 benchmark) and can fail like a loose wire: :meth:`fail` makes a later write
 raise ``OSError`` with errno 121 (EREMOTEIO: nothing acknowledged) or 110
 (ETIMEDOUT: the bus hung), at start or in the middle of a frame.
+
+:class:`EmulatedSPI` puts the same controller behind 4-wire SPI (spidev's
+interface, the DC and reset lines on gpiozero's mock pins), for the
+boards whose panel is on SPI (hardware/boards.py).
 """
 
 from __future__ import annotations
@@ -47,10 +51,27 @@ class EmulatedPanel:
         self.controller = controller
         self.address = address
         self.columns = 132 if controller == "sh1106" else 128
-        self.ram = [bytearray(self.columns) for _ in range(PAGES)]
+        self.ram = [bytearray(self.columns) for _ in range(PAGES)]   # random at power-on: zero here
         self._lock = threading.Lock()
+        self._power_on()
+        # What went over the wire.
+        self.blocks = 0
+        self.bytes = 0                         # control byte + payload of every block
+        self.data_bytes = 0
+        self.command_bytes = 0
+        self.writes_to_fail: list[tuple[int, int]] = []   # (writes to let through first, errno)
+        self.unplugged: int | None = None      # an errno: every write fails with it until cleared
+        self.failures = 0
+        # Every command and data byte in order, runs of one kind merged, when
+        # a test asks for it (``record()``): what luma's driver sent, whatever the bus.
+        self.transcript: list[tuple[int, bytearray]] | None = None
+        self.reset_count = 0
+
+    def _power_on(self) -> None:
+        """The registers' power-on (and reset) state, from the datasheets:
+        display off, page addressing, no remap.  The display memory is not
+        cleared by a reset."""
         self._pending: list[int] = []          # a command waiting for its parameters
-        # Power-on state (datasheets): display off, page addressing, no remap.
         self.on = False
         self.contrast = 0x7F
         self.inverted = False
@@ -64,45 +85,61 @@ class EmulatedPanel:
         self.page_window = (0, PAGES - 1)
         self.column = 0
         self.page = 0
-        # What went over the wire.
-        self.blocks = 0
-        self.bytes = 0                         # control byte + payload of every block
-        self.data_bytes = 0
-        self.command_bytes = 0
-        self.writes_to_fail: list[tuple[int, int]] = []   # (writes to let through first, errno)
-        self.unplugged: int | None = None      # an errno: every write fails with it until cleared
-        self.failures = 0
+
+    def record(self) -> list:
+        """Start keeping :attr:`transcript` (a fresh one); returns it."""
+        self.transcript = []
+        return self.transcript
 
     # -- the bus ----------------------------------------------------------------------
     def write_i2c_block_data(self, addr: int, mode: int, data) -> None:
         with self._lock:
             if addr != self.address:
                 raise OSError(errno.EREMOTEIO, "Remote I/O error")       # nobody acknowledges
-            if self.unplugged is not None:
-                self.failures += 1
-                raise OSError(self.unplugged, os.strerror(self.unplugged))
-            if self.writes_to_fail:
-                left, code = self.writes_to_fail[0]
-                if left <= 0:
-                    self.writes_to_fail.pop(0)
-                    self.failures += 1
-                    raise OSError(code, os.strerror(code))
-                self.writes_to_fail[0] = (left - 1, code)
+            self._fault()
             data = [int(b) & 0xFF for b in data]
             if len(data) > 32:
                 raise OSError(errno.EINVAL, "SMBus block longer than 32 bytes")
+            if mode not in (CMD, DATA):
+                raise OSError(errno.EINVAL, f"control byte 0x{mode:02X}")
             self.blocks += 1
             self.bytes += 1 + len(data)
-            if mode == CMD:
-                self.command_bytes += len(data)
-                for byte in data:
-                    self._command(byte)
-            elif mode == DATA:
-                self.data_bytes += len(data)
-                for byte in data:
-                    self._data(byte)
+            self._feed(mode, data)
+
+    def _fault(self) -> None:
+        """Raise the fault asked for, if this write is the one (the lock held)."""
+        if self.unplugged is not None:
+            self.failures += 1
+            raise OSError(self.unplugged, os.strerror(self.unplugged))
+        if self.writes_to_fail:
+            left, code = self.writes_to_fail[0]
+            if left <= 0:
+                self.writes_to_fail.pop(0)
+                self.failures += 1
+                raise OSError(code, os.strerror(code))
+            self.writes_to_fail[0] = (left - 1, code)
+
+    def _feed(self, mode: int, data: list[int]) -> None:
+        """Bytes for the controller: commands (``CMD``) or display data (``DATA``)."""
+        if self.transcript is not None:
+            if self.transcript and self.transcript[-1][0] == mode:
+                self.transcript[-1][1].extend(data)
             else:
-                raise OSError(errno.EINVAL, f"control byte 0x{mode:02X}")
+                self.transcript.append((mode, bytearray(data)))
+        if mode == CMD:
+            self.command_bytes += len(data)
+            for byte in data:
+                self._command(byte)
+        else:
+            self.data_bytes += len(data)
+            for byte in data:
+                self._data(byte)
+
+    def reset(self) -> None:
+        """The reset line pulled low: the controller back to its power-on state (its memory is kept)."""
+        with self._lock:
+            self._power_on()
+            self.reset_count += 1
 
     def fail(self, code: int = errno.EREMOTEIO, after_writes: int = 0) -> None:
         """Make a later write raise ``OSError(code)``: the next one, or the
@@ -215,3 +252,62 @@ class EmulatedPanel:
                     if lit:
                         px[x, y] = 255
             return out
+
+
+class EmulatedSPI:
+    """The same controller behind 4-wire SPI: a spidev-compatible bus for
+    luma's ``spi`` interface, with the DC and reset lines read from
+    gpiozero's mock pins.
+
+    ``EmulatedSPI(panel, factory, dc=24, reset=25)``: ``open``,
+    ``max_speed_hz``, ``mode``, ``writebytes`` and ``close`` as spidev's;
+    each write goes to the controller as commands while the DC pin is low,
+    as display data while it is high (the SH1106 and SSD1306 sample it at
+    each byte's last clock), and a low level seen on the reset pin since
+    the last write resets the controller first.  Faults are the panel's
+    (:meth:`EmulatedPanel.fail`, :attr:`EmulatedPanel.unplugged`: an SPI
+    write that fails, a controller driver gone) plus ``missing``: no
+    ``/dev/spidevB.D`` at all (SPI not turned on), raised at ``open``."""
+
+    def __init__(self, panel: EmulatedPanel, factory, dc: int = 24, reset: int | None = 25):
+        self.panel = panel
+        self.factory = factory
+        self.dc, self.reset_pin = dc, reset
+        self.missing = False
+        self.opened: tuple[int, int] | None = None
+        self.max_speed_hz = 500_000
+        self.mode = 0
+        self.writes = 0
+        self._reset_seen = 0
+
+    def open(self, port: int, device: int) -> None:
+        if self.missing:
+            raise FileNotFoundError(errno.ENOENT, f"No such file or directory: '/dev/spidev{port}.{device}'")
+        self.opened = (port, device)
+
+    def close(self) -> None:
+        self.opened = None
+
+    def writebytes(self, data) -> None:
+        if self.opened is None:
+            raise OSError(errno.EBADF, "spidev not open")
+        data = [int(b) & 0xFF for b in data]
+        if len(data) > 4096:                  # spidev's bufsiz
+            raise OSError(errno.EMSGSIZE, "Message too long")
+        self._follow_reset()
+        panel = self.panel
+        with panel._lock:
+            panel._fault()
+            panel.blocks += 1
+            panel.bytes += len(data)
+            self.writes += 1
+            panel._feed(DATA if self.factory.pin(self.dc).state else CMD, data)
+
+    def _follow_reset(self) -> None:
+        """A low level on the reset pin since the last look: the chip was reset."""
+        if self.reset_pin is None:
+            return
+        states = self.factory.pin(self.reset_pin).states
+        new, self._reset_seen = states[self._reset_seen:], len(states)
+        if any(not state.state for state in new):
+            self.panel.reset()

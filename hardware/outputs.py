@@ -28,7 +28,8 @@ class Outputs:
         self._lit: frozenset[int] = frozenset()
         try:
             for pin in config.get("leds") or []:
-                self.leds.append(LED(pin, pin_factory=factory))
+                # None: a seat whose LED is refused (on a board's pin: hardware/boards.py)
+                self.leds.append(None if pin is None else LED(pin, pin_factory=factory))
             if config.get("buzzer") is not None:
                 self.buzzer = Buzzer(config["buzzer"], pin_factory=factory)
         except Exception as exc:
@@ -44,6 +45,8 @@ class Outputs:
             return
         self._lit = seats
         for seat, led in enumerate(self.leds):
+            if led is None:
+                continue
             try:
                 led.value = seat in seats
             except Exception as exc:  # a dead LED must not stop the screen

@@ -33,7 +33,31 @@ set_i2c_speed() {
     printf '\n%s\n[all]\n%s\n' "$I2C_MARK" "$I2C_LINE" >> "$config"
     echo "install.sh: I2C set to 400 kHz in $config (reboot to apply)"
 }
+# SPI on: the Waveshare 1.3inch OLED HAT's panel is on SPI (CE0; hardware/boards.py).
+# Its own block, so that either can be undone alone:
+# Undo:  sudo sed -i '/^# companion: SPI/,+2d' /boot/firmware/config.txt   and reboot.
+# Alone: systemd/install.sh --spi-only [CONFIG.TXT]
+SPI_MARK="# companion: SPI on, for a panel on SPI (to undo, delete these three lines and reboot)"
+SPI_LINE="dtparam=spi=on"
+config_txt() {
+    if [ -n "${1:-}" ]; then echo "$1"
+    elif [ -f /boot/firmware/config.txt ]; then echo /boot/firmware/config.txt   # bookworm
+    elif [ -f /boot/config.txt ]; then echo /boot/config.txt                    # before bookworm
+    fi
+}
+set_spi() {
+    local config
+    config="$(config_txt "${1:-}")"
+    if [ -z "$config" ]; then echo "install.sh: no config.txt: not a Raspberry Pi? SPI left alone" >&2; return 0; fi
+    if grep -qxF "$SPI_LINE" "$config"; then
+        echo "install.sh: $config already turns SPI on"
+        return 0
+    fi
+    printf '\n%s\n[all]\n%s\n' "$SPI_MARK" "$SPI_LINE" >> "$config"
+    echo "install.sh: SPI turned on in $config (reboot to apply)"
+}
 if [ "${1:-}" = "--i2c-only" ]; then set_i2c_speed "${2:-}"; exit 0; fi
+if [ "${1:-}" = "--spi-only" ]; then set_spi "${2:-}"; exit 0; fi
 
 # Release keys: the public keys whose update bundles the box installs (appliance/release_keys.py).
 # --release-key FILE (again for more keys): the keys in FILE ("ed25519 BASE64 comment" lines, as
@@ -52,7 +76,7 @@ while [ $# -gt 0 ]; do
             if [ $# -lt 2 ] || [ ! -f "$2" ]; then echo "install.sh: --release-key needs a key file (${2:-none given})" >&2; exit 2; fi
             key_files+=("$(readlink -f -- "$2")"); shift 2 ;;
         --keys-only) keys_only=1; shift ;;
-        *) echo "install.sh: unknown option $1 (--release-key FILE, --keys-only, --i2c-only [CONFIG.TXT])" >&2; exit 2 ;;
+        *) echo "install.sh: unknown option $1 (--release-key FILE, --keys-only, --i2c-only [CONFIG.TXT], --spi-only [CONFIG.TXT])" >&2; exit 2 ;;
     esac
 done
 # Run with the system's python3 from the repo itself (the release's environment may not exist
@@ -84,9 +108,9 @@ command -v nmcli >/dev/null || apt-get install -y hostapd dnsmasq-base
 id companion >/dev/null 2>&1 || useradd --system --home-dir /var/lib/companion --shell /usr/sbin/nologin companion
 # The unit's SupplementaryGroups= must exist or systemd refuses to start it:
 # Raspberry Pi OS has both groups (its udev rules give them the pins and the
-# bus); a plain Debian (a PC, a VM) has no gpio group, and the box runs there
+# bus; spi too); a plain Debian (a PC, a VM) has no gpio group, and the box runs there
 # without pins.
-for group in gpio i2c; do
+for group in gpio i2c spi; do
     getent group "$group" >/dev/null || groupadd --system "$group"
     usermod -a -G "$group" companion
 done
@@ -116,6 +140,10 @@ else                                # not Debian's python3-venv: the venv's own 
     "$rel/venv/bin/python" -m ensurepip && pip=("$rel/venv/bin/pip")
 fi
 "${pip[@]}" install --disable-pip-version-check -c "$rel/src/requirements.lock" pip "$rel/src[pi]"
+# The SHA-256 of each compiled file (pip lists none): an update carries over
+# only what it can check (appliance/envreuse.py).
+"$rel/venv/bin/python" -m appliance.envreuse "$rel/venv"
+sync
 rm "$rel/.unfinished"
 # The old layout (one venv and src in place): kept as the previous release, by links.
 if [ -d "$prefix/venv" ] && [ ! -L "$prefix/current" ]; then
@@ -138,12 +166,14 @@ install -d -m 0755 /etc/companion /var/lib/companion-update
 add_release_keys
 
 set_i2c_speed
+set_spi
 
 install -m 0644 "$repo/systemd/companion.service" /etc/systemd/system/companion.service
 install -m 0644 "$repo/systemd/companion-wifi.service" /etc/systemd/system/companion-wifi.service
 install -m 0644 "$repo/systemd/companion-splash.service" /etc/systemd/system/companion-splash.service
-# The panel's bus as a device node from the start of the boot (the splash, then the box).
-echo i2c-dev > /etc/modules-load.d/companion.conf
+# The panel's bus as a device node from the start of the boot (the splash, then the box);
+# spidev for a panel on SPI (Raspberry Pi OS loads it itself once SPI is on).
+printf 'i2c-dev\nspidev\n' > /etc/modules-load.d/companion.conf
 for unit in companion-update.path companion-update.service companion-update-boot.service; do
     install -m 0644 "$repo/systemd/$unit" "/etc/systemd/system/$unit"
 done

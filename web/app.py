@@ -200,7 +200,7 @@ def create_app(session, *, box=None, config: dict, pin: str) -> Flask:
     """The Flask app of one table.  ``config`` is the dict of
     :func:`companion.config.load` (plus ``mock`` and ``url`` from the
     runner); ``pin`` the table PIN shown on the box."""
-    from . import (api, backup, clock, dev, game_api, history, owner, pages, plays, portal, roster, seats, setup,
+    from . import (api, backup, board, clock, dev, game_api, history, owner, pages, plays, portal, roster, seats, setup,
                    update)
     from .rules import LazyBuildRule
 
@@ -231,6 +231,7 @@ def create_app(session, *, box=None, config: dict, pin: str) -> Flask:
     app.register_blueprint(update.bp)
     app.register_blueprint(setup.bp)
     app.register_blueprint(owner.bp)
+    app.register_blueprint(board.bp)
     _seed_roster(session, config)
     return app
 

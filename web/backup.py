@@ -2,6 +2,8 @@
 
     GET  /backup                 the page: download a backup, restore one
     GET  /api/backup             the backup file (PIN)
+    POST /api/backup/check       what the file sent as the body holds, and what a restore
+                                 would replace (owner): nothing is written
     POST /api/backup/restore     restore the file sent as the body (owner)
 
 Downloading is the table's: the PIN opens it, as it opens everything the
@@ -23,12 +25,13 @@ from __future__ import annotations
 import tempfile
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from flask import Blueprint, Response, current_app, jsonify, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from appliance.backup import MAX_BACKUP_BYTES, BackupError, backup_bytes, stage_restore
+from appliance.backup import MAX_BACKUP_BYTES, BackupError, backup_bytes, read_backup, stage_restore
 from companion.i18n import N_
 
 from .app import companion
@@ -41,7 +44,11 @@ bp = Blueprint("backup", __name__)
 JS_TEXTS = [N_("Enter the table PIN first."), N_("Enter the owner password first."),
             N_("Choose a backup file first."), N_("Sending…"),
             N_("Downloaded."), N_("Restored {games} games: the box restarts now."),
-            N_("The box does not answer: try again.")]
+            N_("The box does not answer: try again."),
+            N_("Replace everything on this box with the backup of {date} ({games})?"),
+            N_("What is on this box now is lost: {games} and {players}."),
+            N_("The game at the table goes too: {game}."),
+            N_("1 game"), N_("{n} games"), N_("1 player"), N_("{n} players"), N_("round {n}"), N_("hand {n}")]
 RESTART_DELAY_S = 0.5           # the answer reaches the phone before the companion stops
 
 
@@ -78,12 +85,12 @@ def download():
     return response
 
 
-@bp.post("/api/backup/restore")
-@owner_required(N_("restoring a backup is the owner's: send the owner password (header X-Owner-Password)"))
-def restore():
+@contextmanager
+def _upload():
+    """The request's body in a temporary file beside the store (removed
+    after), bounded as a backup is: 413 beyond it."""
     request.max_content_length = MAX_BACKUP_BYTES
-    data_dir = _data_dir()
-    with tempfile.NamedTemporaryFile(dir=data_dir, prefix=".upload-", suffix=".zip") as upload:
+    with tempfile.NamedTemporaryFile(dir=_data_dir(), prefix=".upload-", suffix=".zip") as upload:
         try:
             while chunk := request.stream.read(64 * 1024):
                 upload.write(chunk)
@@ -95,8 +102,38 @@ def restore():
             raise ApiError(413, N_("the backup is too large (at most {limit} bytes)"),
                            limit=MAX_BACKUP_BYTES) from None
         upload.flush()
+        yield Path(upload.name)
+
+
+@bp.post("/api/backup/check")
+@owner_required(N_("restoring a backup is the owner's: send the owner password (header X-Owner-Password)"))
+def check():
+    """What a restore of this file would bring and replace, for the page's
+    one question ("the backup of 27 Nov, 12 games, replaces the 40 games on
+    this box"): the file is checked whole, as a restore checks it, and
+    nothing is written or staged.  The owner's, like the restore it asks
+    about: a wrong password is told before the question, not after."""
+    with _upload() as path:
         try:
-            info = stage_restore(Path(upload.name), data_dir, now=companion().session.store.clock)
+            info, _content = read_backup(path)
+        except BackupError as exc:
+            raise ApiError(400, exc.template, **exc.params) from None
+    session = companion().session
+    with session.lock:
+        games, _bytes = session.store.usage()
+        players = len(session.store.roster())
+    response = jsonify(backup=info.as_dict(), box={"games": games, "players": players})
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@bp.post("/api/backup/restore")
+@owner_required(N_("restoring a backup is the owner's: send the owner password (header X-Owner-Password)"))
+def restore():
+    data_dir = _data_dir()
+    with _upload() as upload:
+        try:
+            info = stage_restore(upload, data_dir, now=companion().session.store.clock)
         except BackupError as exc:
             raise ApiError(409 if "under way" in exc.template else 400, exc.template, **exc.params) from None
     restart = current_app.extensions.get("companion.restart")

@@ -5,6 +5,9 @@
     GET  /dev/oled.png                 the panel's own frame as PNG, secrets and PIN included (mock only)
     POST /dev/buttons/<name>/press     drive the mock pin: a short press (mock only)
     POST /dev/buttons/<name>/hold      a long press (mock only)
+    POST /dev/pins/<bcm>/press         press the control on that BCM pin, as a finger on the box's
+                                       board would (mock only; a key that does nothing included)
+    POST /dev/pins/<bcm>/hold          a long press of it (mock only)
     GET  /oled.png                     the public mirror as PNG (mock and real box)
 
 ``/dev`` *is* the mock box: it shows what the box's holder sees (the PIN,
@@ -95,8 +98,11 @@ def page():
     c = _mock_only()
     url = c.join_url(request.host_url)
     names = list(getattr(c.box, "button_names", []) or []) if c.box is not None else []
+    board = getattr(c.box, "board", None)
     return render_template("dev.html", url=url, pin=c.pin, qr=_qr_svg(url), buttons=names,
-                           has_box=c.box is not None)
+                           has_box=c.box is not None, board=board,
+                           drawing=board.drawing() if board is not None else None,
+                           pins={c.key: c.pin for c in reversed(board.controls) if c.key} if board is not None else {})
 
 
 @bp.get("/dev/frames")
@@ -133,6 +139,36 @@ def button(name: str, how: str):
             raise ApiError(503, N_("the box did not handle the button (see the companion's log)")) from None
         version = int(getattr(box, "frame_version", 0) or 0)
     response = jsonify(button=name, how=how, handled=seen is not False, frame_version=version)
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@bp.post("/dev/pins/<bcm>/<how>")
+def pin(bcm: str, how: str):
+    """A finger on the board's control at BCM pin ``bcm`` (``press`` or ``hold``)."""
+    c = _mock_only()
+    _same_site()
+    box = _box(c)
+    if how not in ("press", "hold"):
+        abort(404)
+    board = getattr(box, "board", None)
+    pins = sorted({ctl.pin for ctl in board.controls if isinstance(ctl.pin, int)}) if board is not None else []
+    if not (bcm.isascii() and bcm.isdigit()) or int(bcm) not in pins:
+        raise ApiError(404, N_("no control of this board on GPIO {bcm} (its controls: GPIO {pins})"),
+                       bcm=bcm[:8], pins=", ".join(map(str, pins)))
+    with _press_lock:
+        try:
+            seen = (box.press_pin if how == "press" else box.hold_pin)(int(bcm))
+        except KeyError:
+            raise ApiError(404, N_("no control of this board on GPIO {bcm} (its controls: GPIO {pins})"),
+                           bcm=bcm, pins=", ".join(map(str, pins))) from None
+        except (RuntimeError, TimeoutError) as exc:     # a stuck or stopped box
+            log.error("pin %s %s failed: %s", bcm, how, exc)
+            raise ApiError(503, N_("the box did not handle the button (see the companion's log)")) from None
+        version = int(getattr(box, "frame_version", 0) or 0)
+    control = board.control_at(int(bcm))
+    response = jsonify(pin=int(bcm), how=how, control=control.label, key=control.key,
+                       handled=seen is not False, frame_version=version)
     response.headers["Cache-Control"] = "no-store"
     return response
 

@@ -560,6 +560,7 @@ JS_TEXTS = [
     N_("Imported as game {id}."), N_("Open it"), N_("Resumed: it is the game at the table now."),
     N_("Sending…"), N_("The box does not answer: try again."), N_("Downloaded."),
     N_("Clock: {times} · {name} to play"), N_("Clock: {times} · stopped"),
+    N_("More columns: scroll sideways →"),
 ]
 
 

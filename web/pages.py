@@ -2,8 +2,11 @@
 
     GET /                 the scoreboard (no login): live from /api/events
     GET /seat             pick a free seat and claim it (the PIN is asked on the page)
-    GET /seat/<n>         one seat's page: its private view and its secret entry
-    GET /control          table control with the PIN: new game, undo, releases, any action
+    GET /seat/<n>         one seat's page: its private view and its secret entry (and, in
+                          the free scoreboard, every seat's points and tokens, with the PIN)
+    GET /control          table control with the PIN: the game's entry panel (points and
+                          tokens by a tap in the free scoreboard), undo, new game, releases,
+                          and, folded under "Advanced", any one action typed by hand
     GET /join             the table's URL as a QR code (never the PIN)
     GET /api/history/current   the current game's steps still in effect, secrets redacted
 
@@ -122,6 +125,9 @@ JS_TEXTS = [
     # setup and the owner
     N_("The two owner passwords differ."), N_("Enter the owner password first."),
     N_("Asked: the box applies it in a moment."), N_("The box is back in set-up: reload this page."),
+    N_("Saved"), N_("The table's name: {name}"), N_("Language: {language}"), N_("Time zone: {zone}"),
+    N_("Owner password: chosen (keep it: updates and restoring a backup ask for it)"), N_("SSH key: added"),
+    N_("Open the scoreboard"),
     # control
     N_("Table control"), N_("Save PIN"), N_("Forget PIN"), N_("PIN saved in this tab."),
     N_("Undo the last action"), N_("Really undo?"), N_("Yes, undo"), N_("Cancel"), N_("Undone."),
@@ -174,6 +180,20 @@ JS_TEXTS = [
     N_("Tournament round {round}, table {table}"), N_("Start the tournament table"),
     # history step lines in the phone's language (issue 19)
     N_("{name} entered a card"), N_("{name} plays {card}"), N_("Trick: {cards}"),
+    # points and tokens by a tap (points.js: the control and the seat pages)
+    N_("Add"), N_("you"), N_("Points for {name}"), N_("Tokens: {n}"), N_("{delta} token for {name}"),
+    N_("Undo this"), N_("Undone: {what}"),
+    N_("Type the points first (a minus sign takes them off)."),
+    # what a step that ends or leaves something says first (control.js, seat.js)
+    N_("Start a new game?"), N_("Start the new game"), N_("round {n}"), N_("hand {n}"),
+    N_("{game} ({players}), {where}, stays in History as unfinished: you can resume it there."),
+    N_("{game} ({players}) stays in History as unfinished: you can resume it there."),
+    N_("The phones' seats are released."), N_("Seats taken by phones: {n}"), N_("Release the seat"),
+    N_("Release seat {n} ({name})? The phone “{label}” stops reading and entering for it; what it entered stays."),
+    N_("Give up seat {n} ({name})? This phone stops reading and entering for it; what it entered stays. "
+       "A phone with the PIN can take it again."),
+    N_("Now tap a free seat."), N_("No seat is free."),
+    N_("Points for every player need the table PIN, shown on the box."),
 ]
 
 
@@ -295,7 +315,7 @@ def seat(seat: int):
 
 
 # The games with an entry panel on /control (web/static/entry-<id>.js each).
-ENTRY_GAMES = ("costly-tricks", "sloppy-seconds", "fight", "yenta", "diabolo")
+ENTRY_GAMES = ("costly-tricks", "sloppy-seconds", "fight", "yenta", "diabolo", "scoreboard")
 
 
 @bp.get("/control")

@@ -32,6 +32,8 @@ holds the Wi-Fi password typed, the PIN, or the pasted key.
 from __future__ import annotations
 
 import json
+import os
+from functools import lru_cache
 from pathlib import Path
 
 from flask import Blueprint, jsonify, request
@@ -64,6 +66,72 @@ def data_dir() -> Path | None:
     return Path(folder) if folder else None
 
 
+# The time-zone picker's groups: the regions of the time-zone database, as
+# the page names them (a zone's own name is its city's, as the database spells it).
+REGIONS = {"Africa": N_("Africa"), "America": N_("America"), "Antarctica": N_("Antarctica"),
+           "Arctic": N_("Arctic"), "Asia": N_("Asia"), "Atlantic": N_("Atlantic Ocean"),
+           "Australia": N_("Australia"), "Europe": N_("Europe"), "Indian": N_("Indian Ocean"),
+           "Pacific": N_("Pacific Ocean")}
+
+
+@lru_cache(maxsize=4)
+def time_zones(zoneinfo: Path = core.ZONEINFO) -> tuple:
+    """Every zone the box can take (a TZif file of its time-zone database,
+    what :func:`appliance.setup.check_timezone` accepts), grouped by region:
+    ``((region, ((zone, city), ...)), ...)``, cities in alphabetical order;
+    "America/Argentina/Buenos_Aires" reads "Buenos Aires (Argentina)"."""
+    groups = []
+    for region in REGIONS:
+        zones = []
+        top = Path(zoneinfo) / region
+        for folder, dirs, files in os.walk(top):
+            dirs.sort()
+            for name in files:
+                path = Path(folder) / name
+                try:
+                    with open(path, "rb") as fh:
+                        if fh.read(4) != b"TZif":
+                            continue
+                except OSError:
+                    continue
+                parts = path.relative_to(top).parts
+                city = parts[-1].replace("_", " ")
+                if len(parts) > 1:
+                    city += " (" + ", ".join(p.replace("_", " ") for p in parts[:-1]) + ")"
+                zones.append(("/".join((region,) + parts), city))
+        if zones:
+            groups.append((region, tuple(sorted(zones, key=lambda z: z[1].casefold()))))
+    return tuple(groups)
+
+
+def system_timezone() -> str | None:
+    """The zone this computer runs on now (what ``timedatectl`` set): the
+    target of /etc/localtime under the time-zone database, else /etc/timezone."""
+    try:
+        target = Path(os.path.realpath("/etc/localtime"))
+        zone = target.relative_to(Path(os.path.realpath(core.ZONEINFO))).as_posix()
+        if zone:
+            return zone
+    except (OSError, ValueError):
+        pass
+    try:
+        return Path("/etc/timezone").read_text(encoding="utf-8").strip()[:64] or None
+    except OSError:
+        return None
+
+
+def stored_timezone(folder: Path | None, system: dict) -> str | None:
+    """The time zone the page shows as the box's: the one root applied, else
+    one asked for and not applied yet (a request file root has not taken: on
+    a laptop, none ever does), else the computer's own."""
+    if isinstance(system, dict) and system.get("timezone"):
+        return str(system["timezone"])
+    asked = core.read_json(folder / core.SYSTEM_REQUEST) if folder else None
+    if isinstance(asked, dict) and isinstance(asked.get("timezone"), str):
+        return asked["timezone"][:64]
+    return system_timezone()
+
+
 def public_view() -> dict:
     """What /setup and /api/setup show: the same in every world."""
     c = companion()
@@ -81,7 +149,7 @@ def public_view() -> dict:
         "ssh": system.get("ssh") if isinstance(system, dict) else None,
         "owner": bool(folder) and owner.read_hash(folder) is not None,
         "owner_rule": {"min": owner.MIN_LEN, "max": owner.MAX_LEN},
-        "timezone": system.get("timezone") if isinstance(system, dict) else None,
+        "timezone": stored_timezone(folder, system),
     }
     if status:
         join = {k: status.get(k) for k in ("state", "ssid", "reason", "address", "hostname")}
@@ -199,4 +267,7 @@ def setup_page():
     view = public_view()
     join = view["join"] or {}
     qr = qr_svg(join["url"]) if join.get("state") == "joined" and join.get("url") else ""
-    return _html("setup.html", view=view, join=join, qr=qr, reasons=core.REASONS, **_common("setup"))
+    zones = time_zones()
+    listed = view["timezone"] == "UTC" or any(view["timezone"] == z for _r, cities in zones for z, _c in cities)
+    return _html("setup.html", view=view, join=join, qr=qr, reasons=core.REASONS, zones=zones,
+                 zone_listed=listed, regions=REGIONS, **_common("setup"))

@@ -12,10 +12,13 @@
 * the table's notices (``session.table.notices``: a damaged game store, a
   stuck button...), one screen each over everything else until OK dismisses
   it — for everyone, the phones included;
-* a screen for each new phone claim ("Seat 2 (Ben) is claimed by a phone"):
-  OK keeps it, BACK releases it (the phone's token stops working at once).
-  The holder of the box sees who took a seat before any secret is entered;
-  the menu's "Phone seats" releases a claim later;
+* a screen for each new phone claim ("Phone claim · Seat 2 · Ben", the phone),
+  with two choices, *Keep* (where it starts) and *Release*: OK takes the one
+  under the bar, UP/DOWN move it, BACK keeps the claim and leaves.  Releasing
+  (the phone's token stops working at once) is thus a choice made on
+  purpose, never the BACK that opens the menu everywhere else.  The holder
+  of the box sees who took a seat before any secret is entered; the menu's
+  "Phone seats" releases a claim later;
 * a new PIN drawn from the menu: :meth:`new_pin` tells the web app
   (:meth:`hardware.box.Box.subscribe_pin`), the old PIN stops working and the
   phones' seat tokens go on working;
@@ -78,11 +81,14 @@ class App:
         self._notices_gone: list[tuple[str, dict]] = []
         self.claims: dict[int, str] = {}                 # seat -> label, as last seen
         self.claim_news: list[tuple[int, str]] = []      # claims to show, oldest first
+        self.claim_release = False                       # the bar on "Release" (else on "Keep")
         self.pin_callbacks: list[Callable[[str], None]] = []
         self.timers: dict[str, tuple[float, Callable[[], None]]] = {}
         self.hub = None                  # the club hub's feeder, set by hub/box.py
         self.hub_seen: set[tuple] = set()   # tournament offers already shown once
         self.moved_at: float | None = None  # when a timer last changed the screen
+        # Over everything until answered: "Keep this board?" (hardware/ui/board_trial.py).
+        self.overlay = None
 
     # -- the table ---------------------------------------------------------------
     def has_game(self) -> bool:
@@ -137,10 +143,15 @@ class App:
         self.session.update_table(release)
 
     def _claim_key(self, name: str) -> None:
-        if name == "ok":
-            self.claim_news.pop(0)
-        elif name == "back":
-            seat, label = self.claim_news.pop(0)
+        if name in ("up", "down"):
+            self.claim_release = not self.claim_release
+            return
+        if name not in ("ok", "back"):
+            return
+        release = name == "ok" and self.claim_release
+        self.claim_release = False              # the next claim's screen starts on "Keep"
+        seat, label = self.claim_news.pop(0)
+        if release:
             self.release_claim(seat, label)
             self.show_message(_("Seat {n} released: that phone cannot read or enter anything for it.", n=seat + 1))
 
@@ -149,10 +160,19 @@ class App:
         players = self.public.get("players") or []
         name = players[seat] if seat < len(players) else "?"
         c.header(_("Phone claim"), f"1/{len(self.claim_news)}" if len(self.claim_news) > 1 else "")
-        text = _("Seat {n} ({name}) is claimed by a phone: {label}", n=seat + 1, name=name, label=label)
-        for i, line in enumerate(_wrap_all(text, d.SMALL, d.WIDTH - 2)[:3]):
-            c.text(1, 15 + i * 12, line, d.SMALL)
-        c.footer(_("OK: keep · BACK: release"))
+        # The seat, then the phone as it named itself: each on a line of its own, whole if it fits.
+        c.text(1, d.ROW_Y, d.fit(_("Seat {n} · {name}", n=seat + 1, name=name), d.SMALL, d.WIDTH - 2), d.SMALL)
+        c.text(1, d.ROW_Y + d.PITCH, d.fit(label, d.STRONG, d.WIDTH - 2), d.STRONG)
+        # The two choices side by side on the last row, the bar on the one OK takes.
+        y = d.ROW_Y + 2 * d.PITCH
+        half = d.WIDTH // 2
+        for i, choice in enumerate((_("Keep"), _("Release"))):
+            x0, x1 = i * half, (i + 1) * half - 1
+            on = (i == 1) == self.claim_release
+            if on:
+                c.fill(x0, y - 1, x1, y + d.LINE, d.ON)
+            c.center(y, d.fit(choice, d.STRONG, half - 4), d.STRONG, x0, x1 + 1, fill=d.OFF if on else d.ON)
+        c.footer(_("OK: choose · BACK: keep"))
 
     # -- the PIN -----------------------------------------------------------------
     def new_pin(self) -> str | None:
@@ -279,6 +299,9 @@ class App:
 
     # -- buttons -----------------------------------------------------------------
     def key(self, name: str) -> None:
+        if self.overlay is not None:
+            self.overlay.key(name)
+            return
         if self._meant_for_the_screen_before():
             return
         if self.notices:
@@ -303,7 +326,7 @@ class App:
 
     def hold(self, name: str) -> None:
         """A long press: BACK asks whether to undo; others mean nothing."""
-        if name != "back" or self.notices or self.claim_news:
+        if name != "back" or self.notices or self.claim_news or self.overlay is not None:
             return
         self.toast = None
         if self.layers and isinstance(self.layers[-1], UndoConfirm):
@@ -322,7 +345,8 @@ class App:
 
     def cancel_timers(self) -> None:
         """Forget the game's timers (a new game); the message's and the notice's stay."""
-        kept = {k: v for k, v in self.timers.items() if k in ("toast", "notice", "hub", "setup")}
+        kept = {k: v for k, v in self.timers.items() if k in ("toast", "notice", "hub", "setup", "board",
+                                                               "board-tick")}
         self.timers.clear()
         self.timers.update(kept)
 
@@ -395,6 +419,9 @@ class App:
         value being chosen, no PIN), so it is the same whatever the secrets
         and the PIN are."""
         c.mirror = True
+        if self.overlay is not None:
+            self.overlay.draw(c)
+            return
         if self.notices:
             self._draw_notice(c)
         elif self.claim_news:
@@ -413,7 +440,9 @@ class App:
 
     def draw(self, c: Canvas) -> None:
         clock_screen.arm(self)
-        if self.notices:
+        if self.overlay is not None:
+            self.overlay.draw(c)
+        elif self.notices:
             self._draw_notice(c)
         elif self.claim_news:
             self._draw_claim(c)
@@ -434,7 +463,11 @@ class App:
         return self.controller.locked_seats(self.public) | clock_screen.flagged_seats(self)
 
     def _draw_idle(self, c: Canvas) -> None:
-        """The neutral screen before any game."""
+        """The neutral screen before any game; in set-up mode on a box with
+        no Wi-Fi of its own (a laptop), the set-up screen (hardware/ui/setup.py)."""
+        if setup_screen.idle_setup(self):
+            setup_screen.draw_idle_setup(self, c)
+            return
         c.center(4, _("Game companion"), d.TITLE)
         c.hline(8, d.WIDTH - 9, 22)
         c.center(27, _("OK: menu · new game"), d.BODY)

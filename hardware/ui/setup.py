@@ -12,7 +12,10 @@ the data folder's files at every frame (one ``stat`` each when unchanged):
   password", "Network not found").
 
 OK turns to the Phones screen (the Wi-Fi's name and password in letters,
-the address); BACK closes it.  Menu ▸ Reset settings (:class:`ResetConfirm`)
+the address); BACK closes it.  A box in set-up mode that runs no Wi-Fi of
+its own (the laptop's ``companion run --mock``, a box on a cable) gets no
+such screen over its games: with no game going on, its idle screen is the
+set-up screen, with the Setup page's QR code (:func:`draw_idle_setup`).  Menu ▸ Reset settings (:class:`ResetConfirm`)
 asks, then puts the box back in set-up mode; games are kept.  A box with an
 owner only *asks* for it there: the owner confirms on a phone (web/owner.py).
 """
@@ -182,6 +185,39 @@ class ResetConfirm(Layer):
             c.center(14 + i * 11, line, d.SMALL)
         c.center(37, _("OK: reset"), d.STRONG)
         c.footer(_("BACK: keep them"))
+
+
+def idle_setup(app) -> bool:
+    """Whether the idle screen is the set-up screen: a box in set-up mode
+    that runs no Wi-Fi of its own (the laptop's mock box, a box on a cable
+    with no radio).  Nothing pops over a game there (:func:`tick` leaves
+    such a box alone): with no game going on, the idle screen itself says
+    "Scan to set up", with the Setup page's QR code and the PIN."""
+    try:
+        return setup_mode(app) and own_wifi(app) is None and join_status(app) is None
+    except Exception:
+        return False
+
+
+def draw_idle_setup(app, c: Canvas) -> None:
+    """The Setup page's address as a QR code at the left; at the right
+    "Scan to set up" and the PIN (left out on the web mirror)."""
+    join = getattr(app, "join", None)
+    x = 2
+    code = qr_image(join[0] + "setup") if join else None
+    if code is not None:
+        c.paste(code, 0, (d.HEIGHT - code.height) // 2)
+        x = code.width + 2
+    width = d.WIDTH - x
+    for i, line in enumerate(d.wrap(_("Scan to set up"), d.STRONG, width)[:3]):
+        c.text(x, d.MARGIN + i * 12, line, d.STRONG)
+    if join is not None:
+        c.text(x, 38, _("PIN"), d.SMALL)
+        if not getattr(c, "mirror", False):
+            pin = str(join[1])
+            c.text(x + d.text_width(_("PIN"), d.SMALL) + 4, 37, pin,
+                   d.largest_fitting(pin, width - d.text_width(_("PIN"), d.SMALL) - 4, (d.STRONG, d.SMALL)))
+    c.text_fit(x, 51, _("OK: menu"), width, d.SMALL)
 
 
 def showing(app) -> bool:

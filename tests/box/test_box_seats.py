@@ -2,9 +2,10 @@
 
 A secret entered on the buttons is the box's until the reveal: a seat token
 never reads it, even one claimed before the entry (the PIN is on the box for
-all to read).  Claims are shown on the box (OK keeps, BACK releases), the
-menu releases them later, and a claim ends with its game unless the table
-keeps it on purpose.  Real parts: the mock box, the Flask app.
+all to read).  Claims are shown on the box (OK keeps; releasing is a
+choice of its own, DOWN then OK; BACK keeps and leaves, as BACK never
+releases), the menu releases them later, and a claim ends with its game
+unless the table keeps it on purpose.  Real parts: the mock box, the Flask app.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def bens_card_on_the_box(session, box, client, ups):
     assert client.post("/api/actions", json=THIRD_MAN, headers=pin_headers()).status_code == 200
     token = claim(client, 1, "a phone")
     box.flush()
-    assert "claimed by a phone" in drawn(box)
+    assert "Phone claim" in drawn(box)
     box.press("ok")                                   # keep the claim
     box.press("ok")                                   # the track → Ann's hand
     box.press("ok")                                   # Ann shows her lowest card
@@ -95,15 +96,17 @@ def test_a_scoreboard_number_entered_on_the_box_is_not_the_phones(world):
 
 # -- claims on the box ------------------------------------------------------------------
 
-def test_a_claim_is_shown_on_the_box_and_back_refuses_it(world):
+def test_a_claim_is_shown_on_the_box_and_released_only_on_purpose(world):
     session, box, client = world()
     client.post("/api/actions", json=THIRD_MAN, headers=pin_headers())
     token = claim(client, 1, "Zoë's phone")
     box.flush()
     shows(box, "Phone claim")
-    assert "Seat 2 (Ben) is claimed by a phone: Zoë's phone" in drawn(box)
+    assert "Seat 2 · Ben Zoë's phone Keep Release" in drawn(box)
     assert box.mirror.texts == box.frame.texts, "a claim is public: the mirror shows it too"
-    box.press("back")                                 # not ours: release
+    box.press("down")                                 # the bar on "Release"...
+    assert session.table.claims == {1: "Zoë's phone"}, "...which nothing does before OK"
+    box.press("ok")                                   # not ours: release
     assert session.table.claims == {}
     assert client.get("/api/seats").json["seats"][1]["claimed"] is False
     assert client.get("/api/seats/1/view", headers={"X-Seat-Token": token}).status_code == 403
@@ -186,3 +189,24 @@ def test_resuming_another_game_ends_the_claims(world):
     session.resume(first)
     assert session.table.claims == {}
     assert client.get("/api/seats/0/view", headers={"X-Seat-Token": token}).status_code == 403
+
+
+@pytest.mark.parametrize("keys", [["back"], ["down", "back"], ["down", "up", "ok"], ["up", "up", "ok"]])
+def test_back_never_releases_a_claim_and_the_screen_starts_on_keep(world, keys):
+    """BACK opens the menu everywhere else: on a claim it keeps the claim and
+    leaves, wherever the bar is; the next claim's screen starts on "Keep"."""
+    session, box, client = world()
+    client.post("/api/actions", json=THIRD_MAN, headers=pin_headers())
+    token = claim(client, 1, "Zoë's phone")
+    box.flush()
+    shows(box, "Phone claim")
+    for key in keys:
+        box.press(key)
+    assert session.table.claims == {1: "Zoë's phone"}
+    assert client.get("/api/seats/1/view", headers={"X-Seat-Token": token}).status_code == 200
+    assert "Phone claim" not in drawn(box), "answered: the screen is gone"
+    claim(client, 2, "Chloé's phone")
+    box.flush()
+    assert box.app.claim_release is False
+    box.press("ok")
+    assert session.table.claims == {1: "Zoë's phone", 2: "Chloé's phone"}

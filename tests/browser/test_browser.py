@@ -181,7 +181,7 @@ def test_a_seat_enters_its_card_the_spectator_sees_entered_then_both_see_the_rev
     expect(board.locator("#board")).to_contain_text("Ann")
     assert table.session.table.claims == {1: "phone"}
     table.box.flush()
-    assert "claimed by a phone" in " ".join(table.box.frame.texts), "the box shows the claim"
+    assert "Phone claim" in " ".join(table.box.frame.texts), "the box shows the claim"
     table.press("ok")                                                 # and keeps it
 
     table.post({"type": "bid", "seat": 0, "card": 5})                 # Ann's open card, from the box
@@ -265,7 +265,9 @@ def test_a_card_from_the_phone_moves_the_box_on(table, phones):
     expect(seat.locator("#locked-card")).to_have_text("4")
     assert wait_until(lambda: (table.box.flush() or True) and "Chloé" in " ".join(table.box.frame.texts))
     assert "4" not in " ".join(table.box.frame.texts), "the box never draws Ben's card"
-    seat.click("#release")                               # the phone gives its seat up
+    seat.click("#release")                               # the phone gives its seat up...
+    assert table.session.table.claims == {1: "phone"}, "...once it has said yes"
+    seat.click("#release-yes")
     seat.wait_for_url("**/seat")
     assert table.session.table.claims == {}
     expect(seat.locator('button[data-seat="1"]')).to_be_visible()
@@ -337,6 +339,7 @@ def test_table_control_starts_a_game_sends_an_action_and_undoes(table, phones):
     expect(board.locator("#board tbody tr")).to_have_count(3)
     expect(row(board, 1)).to_contain_text("Łukasz")
 
+    page.click("#advanced summary")                     # one action typed by hand: folded away
     page.fill("#action-json", '{"type": "add", "seat": 1, "points": 5}')
     page.click("#send-action")
     expect(row(board, 1).locator(".score")).to_have_text("5", timeout=BLINK_MS)
@@ -364,7 +367,11 @@ def test_the_pin_holder_releases_a_seat_and_the_seat_page_says_so(table, phones)
     page = control.open("/control")
     page.fill("#pin", PIN)
     page.click("text=Save PIN")
+    page.click("#seats-fold summary")
     page.click("#seats-section button:has-text('Release')")
+    expect(page.locator("#release-prompt")).to_contain_text("Release seat 2 (Ben)?")
+    assert table.session.table.claims == {1: "phone"}, "asked first: nothing released yet"
+    page.click("#release-yes")
     expect(seat.locator("#private")).to_contain_text("claim has ended", timeout=BLINK_MS)
     expect(seat.locator("#private")).to_contain_text("Take this seat")
     assert table.session.table.claims == {}

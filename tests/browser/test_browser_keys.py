@@ -120,6 +120,8 @@ def test_the_table_control_with_the_keyboard_alone(table, phones):
     expect(page.locator("#undo")).to_be_focused()
     assert table.session.public()["scores"] == [0, 0]
 
+    tab_to(page, "#advanced summary")                          # "Advanced" opens from the keyboard
+    page.keyboard.press("Enter")
     tab_to(page, "#action-json")
     page.keyboard.type('{"type": "add", "seat": 0, "points": 3}')
     tab_to(page, "#send-action")

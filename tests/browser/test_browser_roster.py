@@ -28,6 +28,7 @@ def test_names_typed_on_the_control_page_join_the_roster_and_can_be_renamed_and_
     phone = phones("roster")
     phone.context.add_init_script(f"sessionStorage.setItem('companion.pin', {PIN!r})")
     page = phone.open("/control")
+    page.click("#roster-fold summary")                  # folded under the common actions
     section = page.locator("#roster-section")
     message = page.locator("#roster-msg")
 
@@ -82,6 +83,7 @@ def test_the_new_game_form_offers_the_tables_own_names_not_the_demo_names(table,
     phone = phones("roster")
     phone.context.add_init_script(f"sessionStorage.setItem('companion.pin', {PIN!r})")
     page = phone.open("/control")
+    page.click("#roster-fold summary")
     fields = page.locator("#new-game-section input.player-name")
     expect(fields.first).to_have_value(re.compile(r"\S"), timeout=BLINK_MS)
     assert {f.input_value() for f in fields.all()} <= demo          # a fresh box: the demo names help

@@ -75,7 +75,7 @@ def test_exposure_is_at_most_3_and_the_box_keeps_its_devices(tmp_path):
     assert score <= 3.0, score
     service = parsed()["Service"]
     allowed = UNIT.read_text()
-    for device in ("char-gpiochip", "char-i2c"):       # the buttons and the OLED
+    for device in ("char-gpiochip", "char-i2c", "char-spi"):   # the buttons, the OLED on I2C or on SPI
         assert f"DeviceAllow={device} rw" in allowed, device
     assert service["DevicePolicy"] == "closed"
     families = service["RestrictAddressFamilies"].split()

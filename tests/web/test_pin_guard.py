@@ -272,6 +272,7 @@ OPEN = {
     # exists only in mock mode, answers only on the computer running it,
     # and refuses other sites' pages (web/dev.py).
     "/dev/buttons/<name>/<how>",
+    "/dev/pins/<bcm>/<how>",            # the same buttons, by their BCM pin
 }
 
 # What each route would take with the PIN: the refusal must be the missing

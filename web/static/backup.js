@@ -46,7 +46,9 @@
 
   // Restoring replaces every game and player on the box: the owner's, with
   // the owner password (never kept by the page, unlike the PIN), and asked
-  // once on the page before anything is sent.
+  // once on the page before anything is replaced.  The question says what
+  // the file is (its date, its games: the box looks at it first, POST
+  // /api/backup/check, which keeps nothing) and what the box loses.
   var restore = document.getElementById("restore-form");
   var restoreMsg = document.getElementById("restore-msg");
   var ask = document.getElementById("restore-ask");
@@ -66,11 +68,42 @@
     }
     return true;
   }
+  function when(iso) {
+    var date = new Date(iso);
+    if (isNaN(date.getTime())) return iso;
+    try {
+      return date.toLocaleString(C.boot.lang || "en", { dateStyle: "long", timeStyle: "short" });
+    } catch (e) { return date.toLocaleString(); }
+  }
+  function games(n) { return n === 1 ? t("1 game") : t("{n} games", { n: n }); }
+  function players(n) { return n === 1 ? t("1 player") : t("{n} players", { n: n }); }
+
   restore.addEventListener("submit", function (e) {
     e.preventDefault();
     if (!ready()) return;
-    C.message(restoreMsg, "");
-    asking(true);
+    C.message(restoreMsg, t("Sending…"));
+    fetch("/api/backup/check" + lang, {
+      method: "POST", body: restore.elements.file.files[0], cache: "no-store",
+      headers: { "X-Owner-Password": C.ownerHeader(restore.elements.owner_password.value), "Content-Type": "application/zip" }
+    }).then(function (response) {
+      if (!response.ok) return errorOf(response).then(function (error) { C.message(restoreMsg, error, "error"); });
+      return response.json().then(function (look) {
+        C.message(restoreMsg, "");
+        document.getElementById("restore-prompt").textContent = t("Replace everything on this box with the backup of {date} ({games})?",
+          { date: when(look.backup.created_at), games: games(look.backup.games) });
+        var s = C.boot.state || {};
+        var lost = t("What is on this box now is lost: {games} and {players}.",
+          { games: games(look.box.games), players: players(look.box.players) });
+        if (s.game && !s.finished) {
+          var where = s.round && (s.game === "third-man" || s.game === "diabolo") ? t("round {n}", { n: s.round })
+            : Array.isArray(s.hands) && s.game !== "third-man" ? t("hand {n}", { n: s.hands.length + 1 }) : null;
+          lost += " " + t("The game at the table goes too: {game}.",
+            { game: C.title(s.game) + " (" + (s.players || []).join(", ") + (where ? ", " + where : "") + ")" });
+        }
+        document.getElementById("restore-lost").textContent = lost;
+        asking(true);
+      });
+    }, function () { C.message(restoreMsg, t("The box does not answer: try again."), "error"); });
   });
   document.getElementById("restore-no").addEventListener("click", function () { asking(false); });
   document.getElementById("restore-yes").addEventListener("click", function () {

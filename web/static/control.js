@@ -1,8 +1,11 @@
-/* Table control, with the table PIN (kept for this tab only): new game
-   (game, players from the box's name list or typed, options), undo,
-   releasing a seat's claim, and any one action as JSON for the entries
-   that have no page of their own.  The box checks everything and answers
-   its own clear error, shown as it is. */
+/* Table control, with the table PIN: the game at the table first (its
+   entry panel, e.g. the free scoreboard's points, and undo), a new game
+   (game, players from the box's name list or typed, options), then folded:
+   the turn clock, the seats' claims, the table's players, and "Advanced"
+   (any one action typed by hand).  What loses or ends something asks once
+   on the page and says what happens (a new game over an unfinished one, a
+   seat released).  The box checks everything and answers its own clear
+   error, shown as it is. */
 (function () {
   "use strict";
   var C = window.Companion;
@@ -51,6 +54,22 @@
 
   function pinHeaders() { return { "X-Table-Pin": C.pin.get() }; }
 
+  // Send with the PIN, no answer line: for a panel that shows its own
+  // (the scoreboard's points).  A refused PIN is forgotten and asked again.
+  function post(action) {
+    if (!C.pin.get()) {
+      drawPin();
+      var field = document.getElementById("pin");
+      if (field) { field.scrollIntoView({ block: "center" }); field.focus(); }
+      return Promise.resolve({ ok: false, error: t("Enter the table PIN first.") });
+    }
+    C.message(msg, "");             // the panel says the answer: an older line here would mislead
+    return C.api("POST", "/api/actions", action, pinHeaders()).then(function (r) {
+      if (r.status === 403) { C.pin.clear(); drawPin(); }
+      return r;
+    });
+  }
+
   // Send with the PIN; show the box's answer at the foot of the section the
   // request came from (``where``).  Resolves to the response.
   function send(method, path, body, okText, where) {
@@ -73,7 +92,7 @@
 
   // The entry panel (entry.js) sends through here: same PIN, same answer line.
   // roster.js asks for the names again after it changed the table's players.
-  C.control = { send: send, reloadNames: function () { reloadNames(); } };
+  C.control = { send: send, post: post, reloadNames: function () { reloadNames(); } };
 
   // The roster's names again (a name typed, a game started): a form nobody
   // has typed in yet is filled again from them, the last game's players first.
@@ -93,7 +112,8 @@
       return C.replace(body(pinSection), h("div", { className: "row" }, h("p", { id: "pin-saved", tabindex: "-1" }, t("PIN saved in this tab.")),
         h("button", { type: "button", className: "fixed", onclick: function () { C.pin.clear(); drawPin(); } }, t("Forget PIN"))));
     }
-    var input = h("input", { id: "pin", type: "password", inputmode: "numeric", autocomplete: "off", maxlength: "8", placeholder: "\u2022\u2022\u2022\u2022" });
+    var input = h("input", { id: "pin", type: "password", inputmode: "numeric", autocomplete: "off", maxlength: "8",
+                             placeholder: "\u2022\u2022\u2022\u2022", "data-testid": "pin", enterkeyhint: "done" });
     C.replace(body(pinSection), h("form", { onsubmit: function (e) {
       e.preventDefault();
       if (!input.value.trim()) return;
@@ -130,27 +150,53 @@
           drawCurrent();
           document.getElementById("undo-cancel").focus();    // the safe answer first: Shift+Tab reaches "Yes"
         } }, t("Undo the last action"));
+    // Under a game's entry panel (which names the game), only the way back.
+    var panel = C.entries && C.entries[state.game] && (!state.finished || C.entries[state.game].keepsEnd);
     C.replace(body(current),
-      h("h2", null, t("Current game: {title}", { title: C.title(state.game) })),
-      h("p", null, state.players.join(", ") + (state.finished ? " \u2014 " + t("Game over") : "")),
+      h("h2", { className: panel ? "visually-hidden" : null }, t("Current game: {title}", { title: C.title(state.game) })),
+      panel ? null : h("p", null, state.players.join(", ") + (state.finished ? " \u2014 " + t("Game over") : "")),
       confirming ? h("p", { className: "prompt" }, t("Really undo?")) : null, undo);
   }
 
   // -- seats ------------------------------------------------------------------------------
   var seatSection = document.getElementById("seats-section");
+  var seatsFold = document.getElementById("seats-fold");
+  var releasing = null;          // the seat whose release is being asked
   function drawSeats() {
     var claimed = seats.filter(function (s) { return s.claimed; });
+    if (!claimed.some(function (s) { return s.seat === releasing; })) releasing = null;
+    var summary = seatsFold && seatsFold.querySelector("summary");
+    if (summary) summary.textContent = claimed.length ? t("Seats taken by phones: {n}", { n: claimed.length }) : t("Seats");
     C.replace(body(seatSection), h("h2", null, t("Seats")),
       claimed.length ? h("ul", { className: "seat-list" }, claimed.map(function (s) {
-        return h("li", null, C.dot(s.seat), h("span", { className: "who" }, h("strong", null, s.player), t("taken by {label}", { label: s.label })),
-          h("button", { type: "button", className: "danger fixed", onclick: function () {
-            send("POST", "/api/seats/" + s.seat + "/release", undefined, t("Released."), seatSection);
+        var asked = releasing === s.seat;
+        return h("li", { dataset: { seat: String(s.seat) }, className: asked ? "asking" : null }, C.dot(s.seat),
+          h("span", { className: "who" }, h("strong", null, s.player), t("taken by {label}", { label: s.label })),
+          asked ? h("div", { className: "confirm", role: "group", "aria-labelledby": "release-prompt" },
+            h("p", { className: "prompt", id: "release-prompt" },
+              t("Release seat {n} ({name})? The phone “{label}” stops reading and entering for it; what it entered stays.",
+                { n: s.seat + 1, name: s.player, label: s.label })),
+            h("button", { type: "button", className: "danger wide", id: "release-yes", onclick: function () {
+              releasing = null;
+              send("POST", "/api/seats/" + s.seat + "/release", undefined, t("Released."), seatSection).then(drawSeats);
+            } }, t("Release the seat")),
+            h("button", { type: "button", className: "wide", id: "release-no", onclick: function () {
+              releasing = null;
+              drawSeats();
+              var again = document.getElementById("release-" + s.seat);
+              if (again) again.focus();
+            } }, t("Cancel")))
+          : h("button", { type: "button", className: "danger fixed", id: "release-" + s.seat, onclick: function () {
+            releasing = s.seat;
+            drawSeats();
+            document.getElementById("release-no").focus();      // the safe answer first
           } }, t("Release")));
       })) : h("p", { className: "muted" }, t("No seat is claimed.")));
   }
 
   // -- new game -----------------------------------------------------------------------------
   var newSection = document.getElementById("new-game-section");
+  var newFold = document.getElementById("new-game-fold");
   // ``touched``: a person typed or picked a name (the form keeps their choice).
   var form = { game: null, players: [], options: {}, touched: false };
 
@@ -244,11 +290,55 @@
           }))] : null,
         Object.keys(game.options).length ? h("h2", { className: "sub" }, t("Options")) : null,
         Object.keys(game.options).map(function (key) { return optionInput(key, game.options[key]); }),
-        h("button", { type: "submit", className: "primary wide", id: "start" }, t("Start the game"))));
+        asking ? overWhat(function () { asking = false; startGame(null, true); },
+                          function () { asking = false; drawNewGame(); document.getElementById("start").focus(); })
+          : null,
+        h("button", { type: "submit", className: "primary wide", id: "start", hidden: asking }, t("Start the game"))));
   }
 
-  function startGame(e) {
-    e.preventDefault();
+  // -- a new game over one not finished: asked once, naming what happens ------------------
+  // "The Third Man (Ann, Ben, Chloé, Dan), round 2, stays in History as
+  // unfinished": nothing is lost (History resumes it), but the table leaves it.
+  var asking = false;
+  function unfinished() { return !!(state.game && !state.finished && (state.players || []).length); }
+
+  C.whereGameStands = function (s) {
+    if (typeof s.round === "number" && (s.game === "third-man" || s.game === "diabolo")) return t("round {n}", { n: s.round });
+    if (Array.isArray(s.hands) && s.game !== "third-man") return t("hand {n}", { n: s.hands.length + 1 });
+    return null;
+  };
+
+  function lostText() {
+    var title = C.title(state.game) + (state.name ? " \u201c" + state.name + "\u201d" : "");
+    var params = { game: title, players: state.players.join(", "), where: C.whereGameStands(state) };
+    var lines = [params.where ? t("{game} ({players}), {where}, stays in History as unfinished: you can resume it there.", params)
+                              : t("{game} ({players}) stays in History as unfinished: you can resume it there.", params)];
+    if (seats.some(function (x) { return x.claimed; })) lines.push(t("The phones' seats are released."));
+    return lines;
+  }
+
+  function overWhat(yes, no) {
+    var lines = lostText();
+    return h("div", { className: "confirm", id: "start-confirm", role: "group", "aria-labelledby": "start-prompt" },
+      h("p", { className: "prompt", id: "start-prompt" }, t("Start a new game?")),
+      lines.map(function (line) { return h("p", null, line); }),
+      h("button", { type: "button", className: "danger wide", id: "start-yes", onclick: yes }, t("Start the new game")),
+      h("button", { type: "button", className: "wide", id: "start-no", onclick: no }, t("Cancel")));
+  }
+
+  function startGame(e, confirmed) {
+    if (e) e.preventDefault();
+    if (!C.pin.get()) {
+      newSection.appendChild(msg);
+      C.message(msg, t("Enter the table PIN first."), "error");
+      return;
+    }
+    if (unfinished() && !confirmed) {
+      asking = true;
+      drawNewGame();
+      document.getElementById("start-no").focus();         // the safe answer first
+      return;
+    }
     var options = {};
     var bad = null;
     Object.keys(form.options).forEach(function (key) {
@@ -261,7 +351,12 @@
     var action = { type: "new_game", game: form.game, players: form.players.map(function (p) { return p.trim(); }).filter(Boolean) };
     if (Object.keys(options).length) action.options = options;
     send("POST", "/api/actions", action, t("Started."), newSection).then(function (r) {
-      if (r.ok) form.touched = false;       // the next game starts from this one's players
+      if (!r.ok) return;
+      form.touched = false;                 // the next game starts from this one's players
+      // The new game is what the table does now: the form folds away, "Started." stays in sight.
+      if (newFold) newFold.open = false;
+      current.appendChild(msg);
+      msg.scrollIntoView({ block: "nearest" });
     });
   }
 
@@ -293,6 +388,11 @@
   // Shown only while the hub seats this table and its game is not started yet
   // (GET /api/hub's "offer": the box's feeder says so, no request to the hub).
   var hubSection = document.getElementById("hub-offer-section");
+  var hubAsking = false;
+  function startTournament(offer) {
+    send("POST", "/api/actions", { type: "new_game", game: offer.game, players: offer.players },
+         t("Started."), hubSection).then(drawHubOffer);
+  }
   function drawHubOffer() {
     C.api("GET", "/api/hub").then(function (r) {
       var offer = r.ok && r.body.configured ? r.body.offer : null;
@@ -301,9 +401,11 @@
       if (!offer) return C.replace(body(hubSection));
       C.replace(body(hubSection), h("h2", null, t("Tournament round {round}, table {table}", { round: offer.round, table: offer.table })),
         h("p", null, offer.players.join(", ")),
-        h("button", { type: "button", className: "primary wide", id: "start-tournament", onclick: function () {
-          send("POST", "/api/actions", { type: "new_game", game: offer.game, players: offer.players },
-               t("Started."), hubSection).then(drawHubOffer);
+        hubAsking ? overWhat(function () { hubAsking = false; startTournament(offer); },
+                             function () { hubAsking = false; drawHubOffer(); }) : null,
+        h("button", { type: "button", className: "primary wide", id: "start-tournament", hidden: hubAsking, onclick: function () {
+          if (unfinished()) { hubAsking = true; drawHubOffer(); return; }
+          startTournament(offer);
         } }, t("Start the tournament table")));
     });
   }
@@ -314,15 +416,23 @@
   var announce = C.announcer();
   announce(state);
   var clockSection = document.getElementById("clock-section");
+  var clockFold = document.getElementById("clock-fold");
   var clock = clockSection && C.turnClock ? C.turnClock(clockSection, { me: null, control: true, send: function (path, body) {
     if (!C.pin.get()) return Promise.resolve({ ok: false, error: t("Enter the table PIN first.") });
     return C.api("POST", path, body, pinHeaders());
   } }) : null;
   if (clock) clock.state(state);
   C.live({
-    clock: function (l) { if (clock) clock.clock(l); },
+    clock: function (l) {
+      if (clock) clock.clock(l);
+      if (clockFold && l && l.banks && state.clock) clockFold.open = true;     // a clock that runs is in sight
+    },
     state: function (s) {
+      var was = state;
       state = s;
+      // No game going on any more (over, or none): the new game's form opens.
+      if (newFold && (!s.game || s.finished) && (was.game !== s.game || !was.finished)) newFold.open = true;
+      if (asking && !unfinished()) { asking = false; drawNewGame(); }
       announce(s);
       if (clock) clock.state(s);
       drawCurrent();

@@ -131,7 +131,9 @@
     if (uiGame !== table) { ui = {}; uiGame = table; }      // another game: start afresh
     section.hidden = false;
     var ctx = context();
-    var out = state.finished ? { key: "over", node: h("p", { className: "prompt" }, t("The match is over.")) } : entry(ctx);
+    // A game's panel that says its own end (``entry.keepsEnd``: the scoreboard's
+    // points keep their "Undo this" for the entry that ended it) is drawn then too.
+    var out = state.finished && !entry.keepsEnd ? { key: "over", node: h("p", { className: "prompt" }, t("The match is over.")) } : entry(ctx);
     // The whole state is in the key (the status lines follow it); typed
     // numbers live in ctx.ui, so a redraw keeps them.
     var key = H.stable(state) + "|" + out.key;

@@ -7,7 +7,10 @@
               token, fetched again after each change: an EventSource cannot
               send headers) and its secret entry.  Whichever comes first, the
               box's buttons or this page, counts: the view then shows the
-              locked entry, from wherever it came. */
+              locked entry, from wherever it came.  In the free scoreboard,
+              every seat's points and tokens too (points.js), sent with the
+              table PIN as the box's buttons would: the seat token enters
+              only this seat's own secret.  Releasing the seat asks once. */
 (function () {
   "use strict";
   var C = window.Companion;
@@ -15,8 +18,8 @@
   var boot = C.boot;
 
   function pinField(id) {
-    return h("input", { id: id, type: "password", inputmode: "numeric", autocomplete: "off",
-                        maxlength: "8", placeholder: "\u2022\u2022\u2022\u2022", value: C.pin.get() });
+    return h("input", { id: id, type: "password", inputmode: "numeric", autocomplete: "off", "data-testid": "pin",
+                        maxlength: "8", placeholder: "\u2022\u2022\u2022\u2022", value: C.pin.get(), enterkeyhint: "go" });
   }
 
   // Claim ``seat`` with the PIN typed (or kept); on success keep the token.
@@ -57,6 +60,16 @@
     var seats = boot.seats;
     var state = boot.state;
     var pin = pinField("pin");
+    // Enter keeps the PIN typed and goes on to the first free seat's button.
+    pin.addEventListener("keydown", function (e) {
+      if (e.key !== "Enter") return;
+      e.preventDefault();
+      if (!pin.value.trim()) return;
+      C.pin.set(pin.value.trim());
+      var free = listNode.querySelector("button[data-seat]");
+      if (free) free.focus();
+      C.message(msg, free ? t("Now tap a free seat.") : t("No seat is free."), free ? "ok" : "error");
+    });
     var label = h("input", { id: "label", type: "text", maxlength: "24", placeholder: t("phone") });
     C.replace(pinBox,
       h("label", { for: "pin" }, t("Table PIN")), pin, h("p", { className: "hint" }, t("The PIN is shown on the box.")),
@@ -144,6 +157,45 @@
       });
     }
 
+    // -- points and tokens for every seat (the free scoreboard), with the PIN ----------
+    var pointsBox = h("section", { className: "card", id: "points-section", "aria-labelledby": "points-title", hidden: true });
+    var points = null;
+    var pinAsked = false;
+    function sendWithPin(action) {
+      if (!C.pin.get()) { drawPoints(); return Promise.resolve({ ok: false, error: t("Enter the table PIN first.") }); }
+      return C.api("POST", "/api/actions", action, { "X-Table-Pin": C.pin.get() }).then(function (r) {
+        if (r.status === 403) { C.pin.clear(); drawPoints(); }
+        return r;
+      });
+    }
+    function drawPoints() {
+      // Over: the page says so already; kept only while it offers to undo the entry that ended it.
+      var wanted = state.game === "scoreboard" && !!token() && me < (state.players || []).length &&
+        (!state.finished || !!(points && points.offersUndo()));
+      pointsBox.hidden = !wanted;
+      if (!wanted) { points = null; pinAsked = false; return C.replace(pointsBox); }
+      var needPin = !C.pin.get();
+      if (points && needPin === pinAsked) { points.state(state); return; }
+      pinAsked = needPin;
+      points = C.pointsPanel({ me: me, send: sendWithPin });
+      points.state(state);
+      var pinForm = null;
+      if (needPin) {
+        var field = pinField("points-pin");
+        pinForm = h("form", { onsubmit: function (e) {
+          e.preventDefault();
+          if (!field.value.trim()) return;
+          C.pin.set(field.value.trim());
+          drawPoints();
+          var first = document.getElementById("points-0");
+          if (first) first.focus();
+        } }, h("label", { for: "points-pin" }, t("Table PIN")),
+          h("div", { className: "row" }, field, h("button", { type: "submit", className: "primary fixed" }, t("Save PIN"))),
+          h("p", { className: "hint" }, t("Points for every player need the table PIN, shown on the box.")));
+      }
+      C.replace(pointsBox, h("h2", { id: "points-title" }, t("Points")), pinForm, points.node);
+    }
+
     function drawHead() {
       var name = state.players && me < state.players.length ? state.players[me] : t("Your seat");
       C.replace(head, C.dot(me), h("h1", null, name));
@@ -182,12 +234,34 @@
       panelKey = key;
       C.replace(panel, content, msg);
       releaseBox.hidden = !token();
+      drawPoints();
     }
 
-    // Giving the seat up is rare: at the foot of the page, away from the cards.
-    var releaseBox = h("section", { className: "release", hidden: true },
-      h("button", { type: "button", className: "danger wide", id: "release", onclick: release }, t("Release this seat")));
+    // Giving the seat up is rare: at the foot of the page, away from the cards,
+    // and asked once, saying what happens.
+    var releaseBox = h("section", { className: "release", hidden: true });
+    function drawRelease(asking) {
+      var name = state.players && me < state.players.length ? state.players[me] : "";
+      if (!asking) {
+        C.replace(releaseBox, h("button", { type: "button", className: "danger wide", id: "release", onclick: function () {
+          drawRelease(true);
+          document.getElementById("release-no").focus();          // the safe answer first
+        } }, t("Release this seat")));
+        return;
+      }
+      C.replace(releaseBox, h("div", { className: "confirm", role: "group", "aria-labelledby": "release-prompt" },
+        h("p", { className: "prompt", id: "release-prompt" },
+          t("Give up seat {n} ({name})? This phone stops reading and entering for it; what it entered stays. A phone with the PIN can take it again.",
+            { n: me + 1, name: name })),
+        h("button", { type: "button", className: "danger wide", id: "release-yes", onclick: release }, t("Release the seat")),
+        h("button", { type: "button", className: "wide", id: "release-no", onclick: function () {
+          drawRelease(false);
+          document.getElementById("release").focus();
+        } }, t("Cancel"))));
+    }
+    drawRelease(false);
     details.parentNode.appendChild(releaseBox);
+    panel.parentNode.insertBefore(pointsBox, panel.nextSibling);
 
     // -- what each game lets a seat enter -------------------------------------------
     function handButtons(hand, onPick, disabled) {
@@ -306,6 +380,7 @@
 
     function drawPublic() {
       drawHead();
+      drawPoints();
       C.renderBoard(board, state, { me: me });
       C.renderDetails(details, state, steps, { log: false });
     }

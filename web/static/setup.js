@@ -24,6 +24,29 @@
     }).catch(function () { /* the box's own Wi-Fi is down while it tries: wait */ });
   }
 
+  // -- "Saved": what the box stored, said once the page has reloaded ------------------
+  var SAVED = "companion.setup.saved";
+  function remember(saved) {
+    try { window.sessionStorage.setItem(SAVED, JSON.stringify(saved)); } catch (e) { /* said before the reload only */ }
+  }
+  function showSaved() {
+    var box = document.getElementById("setup-saved");
+    var saved = null;
+    try { saved = JSON.parse(window.sessionStorage.getItem(SAVED) || "null"); } catch (e) { saved = null; }
+    if (!box || !saved || Date.now() - saved.at > 10 * 60 * 1000) return;
+    var h = C.h, rows = [];
+    if (saved.name !== undefined) rows.push(C.t("The table's name: {name}", { name: saved.name }));
+    if (saved.language) rows.push(C.t("Language: {language}", { language: saved.language }));
+    if (saved.timezone) rows.push(C.t("Time zone: {zone}", { zone: saved.timezone }));
+    if (saved.owner) rows.push(C.t("Owner password: chosen (keep it: updates and restoring a backup ask for it)"));
+    if (saved.ssh) rows.push(C.t("SSH key: added"));
+    C.replace(box, h("h2", { id: "saved-title" }, C.t("Saved")),
+      h("ul", { className: "plain", id: "saved-values" }, rows.map(function (row) { return h("li", null, row); })),
+      saved.finished ? h("a", { className: "button primary wide", href: "/" }, C.t("Open the scoreboard")) : null);
+    box.hidden = false;
+  }
+  showSaved();
+
   function post(url, headers, body) {
     return fetch(url, {
       method: "POST", cache: "no-store",
@@ -57,6 +80,19 @@
       post("/api/setup", { "X-Table-Pin": pin.value.trim() }, body).then(function (res) {
         if (!res.ok) { say(res.data.error || C.t("The box does not answer: try again.")); return; }
         C.pin.set(pin.value.trim());
+        // The stored values as the box answers them, in this page's words.
+        var keys = res.data.saved || [];
+        var language = form.elements.language;
+        var zone = form.elements.timezone;
+        var zoneLabel = zone && zone.selectedOptions && zone.selectedOptions[0] ? zone.selectedOptions[0].textContent : "";
+        remember({
+          at: Date.now(), finished: !res.data.setup_mode,
+          name: keys.indexOf("name") >= 0 ? res.data.name : undefined,
+          language: keys.indexOf("language") >= 0 && language && language.selectedOptions[0] ? language.selectedOptions[0].textContent : null,
+          timezone: keys.indexOf("timezone") >= 0 && res.data.timezone
+            ? (zoneLabel && zoneLabel !== res.data.timezone ? zoneLabel + " (" + res.data.timezone + ")" : res.data.timezone) : null,
+          owner: keys.indexOf("owner") >= 0, ssh: keys.indexOf("ssh_key") >= 0
+        });
         location.reload();
       }).catch(function () { say(C.t("The box does not answer: try again.")); });
     });
@@ -81,7 +117,22 @@
     document.getElementById("owner-ssh-remove").addEventListener("click", function () {
       ask("/api/owner/ssh-key/remove", {}, "Asked: the box applies it in a moment.");
     });
-    document.getElementById("owner-reset").addEventListener("click", function () {
+    // Setting up again forgets the owner: asked once, saying so, before anything is sent.
+    var resetAsk = document.getElementById("owner-reset");
+    var resetBox = document.getElementById("reset-confirm");
+    var resetting = function (on) {
+      resetBox.hidden = !on;
+      resetAsk.hidden = on;
+      (on ? document.getElementById("reset-no") : resetAsk).focus();
+    };
+    resetAsk.addEventListener("click", function () {
+      if (!password.value) { sayIn(msg, C.t("Enter the owner password first.")); password.focus(); return; }
+      sayIn(msg, "");
+      resetting(true);
+    });
+    document.getElementById("reset-no").addEventListener("click", function () { resetting(false); });
+    document.getElementById("reset-yes").addEventListener("click", function () {
+      resetting(false);
       ask("/api/owner/reset", {}, "The box is back in set-up: reload this page.");
     });
   }

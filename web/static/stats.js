@@ -63,5 +63,25 @@
     });
   }
 
+  // A table wider than the phone says so in words under it, not only by
+  // its shadow: "Streak" is not to be missed for being off the edge.
+  function sayWhereMoreIs(box) {
+    var hint = null;
+    function update() {
+      var more = box.scrollWidth > box.clientWidth + 1;
+      if (more && !hint) {
+        hint = C.h("p", { className: "hint scroll-hint more-columns" }, t("More columns: scroll sideways →"));
+        box.parentNode.insertBefore(hint, box.nextSibling);
+      } else if (!more && hint) {
+        hint.remove();
+        hint = null;
+      }
+    }
+    if (window.ResizeObserver) new ResizeObserver(update).observe(box);
+    else window.addEventListener("resize", update);
+    update();
+  }
+
   if (C.boot.page === "stats" && C.boot.stats) start(C.boot.stats);
+  if (C.boot.page === "stats") Array.prototype.forEach.call(document.querySelectorAll("main .scroll"), sayWhereMoreIs);
 })();
