@@ -77,8 +77,11 @@ class Seat(Int):
         if not is_int(value):
             raise InvalidActionError(N_("'{name}' must be a seat number, got {value}"), name=name, value=_show(value))
         if not 0 <= value < ctx.seats:
-            # The field holds an index (0-based, docs/replay.md); a person counts seats from 1.
-            raise InvalidActionError(N_("'{name}' {value} is not a seat: seat indices are 0 to {hi} (seats 1 to {n})"),
+            # The field holds an index (0-based, docs/replay.md); a person counts
+            # seats from 1: the message says the table's seats as people do,
+            # then what an action sends for them.
+            raise InvalidActionError(N_("{value} is not a seat of this table: its {n} seats are 1 to {n} "
+                                        "(sent as 0 to {hi} in '{name}')"),
                                      name=name, value=value, hi=ctx.seats - 1, n=ctx.seats)
         return value
 

@@ -10,6 +10,8 @@ secret entry that the table has not seen revealed by the end of the log.
 
 from __future__ import annotations
 
+import json
+
 from .timeline import Timeline, parse_line
 
 PUBLIC_KEYS = ("type", "seat", "color")   # the parts of a secret entry anybody may see
@@ -47,3 +49,37 @@ def public_steps(lines) -> list[dict]:
 def public_lines(lines) -> list[dict]:
     """The log's actions, secrets redacted (for an export without the PIN)."""
     return [s["action"] for s in public_steps(lines)]
+
+
+# The games a table may name at their start (``options.name``): the free
+# scoreboard keeps any game on the shelf, "Carcassonne" rather than "Scoreboard".
+NAMED_GAMES = ("scoreboard",)
+
+
+def game_name(first) -> str | None:
+    """The name a table gave its game at its start, from the log's first
+    line (``new_game``, as text or as an action), or None: only a free
+    scoreboard game has one, and a line that does not read has none."""
+    if isinstance(first, (str, bytes)):
+        try:
+            first = json.loads(first)
+        except ValueError:
+            return None
+    if not isinstance(first, dict) or first.get("game") not in NAMED_GAMES:
+        return None
+    options = first.get("options")
+    name = options.get("name") if isinstance(options, dict) else None
+    return name.strip() if isinstance(name, str) and name.strip() else None
+
+
+def first_names(store, records) -> dict[int, str]:
+    """{game id: name} of the named games among ``records`` (one read of
+    their first lines; the caller holds the store)."""
+    ids = [r.id for r in records if getattr(r, "game", None) in NAMED_GAMES]
+    out = {}
+    for start in range(0, len(ids), 500):            # SQLite's bound on one query's parameters
+        for gid, line in store.first_lines(ids[start:start + 500]).items():
+            name = game_name(line)
+            if name:
+                out[gid] = name
+    return out

@@ -99,7 +99,7 @@ class TableSession:
                 # A stored line that no longer replays (should never happen):
                 # keep the prefix that does, and say so.
                 log.error("game %s line %s does not replay: %s", record.id, n, exc)
-                self.table.notices.append((N_("Game {id} could only be resumed up to line {n}."),
+                self.table.notices.append((N_("Game {id} came back only up to its step {n}: the steps after it could not be read."),
                                            {"id": record.id, "n": n - 1}))
                 broken = True
                 break
@@ -432,7 +432,7 @@ class TableSession:
             try:
                 timeline = tl.replay(self.store.lines(game_id))
             except tl.ReplayError as exc:   # a log damaged by hand: say so, change nothing
-                raise IllegalActionError(N_("game {id} cannot be resumed: line {line} does not replay"),
+                raise IllegalActionError(N_("game {id} cannot be resumed: its step {line} can no longer be read"),
                                          id=game_id, line=exc.line) from None
             self.timeline, self.game_id = timeline, game_id
             self._end_game_facts(False)

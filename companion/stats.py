@@ -28,6 +28,11 @@ What counts (the spec left these open; docs/api.md says the same):
 * The **longest winning streak** is the longest run of consecutive wins in
   the chronological order (by the time of the game's last action) of the
   finished games that player played; overall, and per game type.
+* A free scoreboard game the table **named** at its start ("Carcassonne")
+  counts under that name, not as "Scoreboard": its key in ``games`` is
+  ``scoreboard:<name>`` (the name compared as player names are, so
+  "carcassonne" is the same game), and :func:`game_titles` gives the
+  spelling of its most recent game.
 """
 
 from __future__ import annotations
@@ -51,6 +56,12 @@ class Result:
     scores: tuple[int, ...] | None   # the match score per seat (finished games), else None
     ended: float                     # time of the last action: the chronological order
     player_ids: tuple = ()           # the roster player of each seat (None: unknown), or ()
+    name: str | None = None          # the name a table gave a scoreboard game at its start
+
+    @property
+    def key(self) -> str:
+        """The game it counts under: its id, or ``scoreboard:<name>`` for a named one."""
+        return f"{self.game}:{player_key(self.name)}" if self.name else self.game
 
 
 def player_key(name: str) -> str:
@@ -69,10 +80,11 @@ def match_scores(state: dict | None) -> tuple[int, ...] | None:
     return tuple(values)
 
 
-def result_of(record, final_state: dict | None, player_ids=()) -> Result:
+def result_of(record, final_state: dict | None, player_ids=(), name: str | None = None) -> Result:
     """A Result from a store record (``GameRecord`` or its ``as_dict()``),
-    the public state its log folds to (None if unknown) and the roster
-    player of each seat (``Store.seat_players``)."""
+    the public state its log folds to (None if unknown), the roster
+    player of each seat (``Store.seat_players``) and the name the table gave
+    the game (``companion.history.game_name``)."""
     get = record.get if isinstance(record, dict) else lambda key: getattr(record, key)
     finished = bool(get("finished"))
     return Result(
@@ -82,6 +94,7 @@ def result_of(record, final_state: dict | None, player_ids=()) -> Result:
         scores=match_scores(final_state) if finished else None,
         ended=float(get("updated")),
         player_ids=tuple(player_ids or ()),
+        name=name or None,
     )
 
 
@@ -89,18 +102,31 @@ def results_of_store(store) -> list[Result]:
     """Every stored game as a Result, replaying the finished ones for their
     final scores.  For a store nobody else is using (the command line, tests);
     the web reads under the session lock and caches the final states."""
+    from .history import first_names
     from .timeline import ReplayError, replay
 
     out = []
     seats = store.seat_players()
-    for record in store.games():
+    records = store.games()
+    names = first_names(store, records)
+    for record in records:
         state = None
         if record.finished:
             try:
                 state = replay(store.lines(record.id)).public()
             except ReplayError:
                 state = None        # a damaged log: counted, without a score
-        out.append(result_of(record, state, seats.get(record.id, ())))
+        out.append(result_of(record, state, seats.get(record.id, ()), names.get(record.id)))
+    return out
+
+
+def game_titles(results) -> dict[str, str]:
+    """{key: name} of the named games (:attr:`Result.key`), each spelled as
+    its most recent game spells it."""
+    out: dict[str, str] = {}
+    for result in sorted(results, key=lambda r: (r.ended, r.id)):
+        if result.name:
+            out[result.key] = result.name
     return out
 
 
@@ -149,7 +175,7 @@ def player_stats(results, names: dict | None = None) -> list[dict]:
             seat = next((s for s in seats if s in result.winner), seats[0])
             entry["played"] += 1
             entry["won"] += int(won)
-            per = entry["games"].setdefault(result.game, {"played": 0, "won": 0, "average": None,
+            per = entry["games"].setdefault(result.key, {"played": 0, "won": 0, "average": None,
                                                           "best": None, "streak": 0, "_total": 0,
                                                           "_scored": 0})
             per["played"] += 1
@@ -159,7 +185,7 @@ def player_stats(results, names: dict | None = None) -> list[dict]:
                 per["_total"] += score
                 per["_scored"] += 1
                 per["best"] = score if per["best"] is None else max(per["best"], score)
-            history.setdefault(key, []).append((result.game, won))
+            history.setdefault(key, []).append((result.key, won))
     for key, entry in players.items():
         runs = history.get(key, [])
         entry["streak"] = longest_streak(won for _, won in runs)

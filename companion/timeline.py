@@ -57,7 +57,13 @@ def parse_line(text: str) -> dict:
     try:
         action = json.loads(text)
     except (ValueError, RecursionError) as exc:
-        raise InvalidActionError(N_("not valid JSON ({detail})"), detail=str(exc)[:80])
+        # In words a person reads in any language (Python's own are English):
+        # where the line goes wrong, as a place in it.
+        where = getattr(exc, "colno", None)
+        if where is None:
+            raise InvalidActionError(N_("this line is not written as an action")) from None
+        raise InvalidActionError(N_("this line is not written as an action (it goes wrong at its character {n})"),
+                                 n=where) from None
     if not isinstance(action, dict):
         raise InvalidActionError(N_("an action must be a JSON object"))
     return action

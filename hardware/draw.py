@@ -29,6 +29,7 @@ but one.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from functools import lru_cache
 from pathlib import Path
@@ -202,11 +203,20 @@ def largest_fitting(text: str, width: int, fonts=(HUGE, BIG, TITLE, STRONG)):
     return fonts[-1]
 
 
+_BREAKS = re.compile(r"[^\S\u00a0\u202f]+")
+
+
+def words(text: str) -> list[str]:
+    """The words a line may break between: split at spaces, never at a
+    no-break space (French "Scores\u00a0:" keeps its colon on its line)."""
+    return [w for w in _BREAKS.split(text) if w]
+
+
 def wrap(text: str, font: ImageFont.FreeTypeFont, width: int) -> list[str]:
     """Greedy word wrap; a word longer than the line is cut with an ellipsis."""
     lines: list[str] = []
     line = ""
-    for word in text.split():
+    for word in words(text):
         candidate = f"{line} {word}" if line else word
         if text_width(candidate, font) <= width:
             line = candidate

@@ -34,7 +34,19 @@ GAMES = {
     "fight": (5, {}, 26, lambda s: True),
 }
 PAGES = ("/", "/seat", "/seat/0", "/control")
-SHARED_PAGES = ("/join", "/history", "/stats", "/backup")
+SHARED_PAGES = ("/join", "/history", "/stats", "/backup", "/setup", "/update")
+# Every game played to its end, with long names: the store holds a finished
+# game of each kind (History's rows, its pages, Statistics), and each in turn
+# ends at the table (the board's end, its last result).  game: (seats, options, seed)
+FINISHED = {
+    "third-man": (4, {"tokens_to_win": 2}, 15),
+    "costly-tricks": (2, {"hands_to_win": 2}, 15),
+    "sloppy-seconds": (4, {"target": 200}, 15),
+    "yenta": (5, {"target": 40}, 15),
+    "diabolo": (5, {}, 15),
+    "fight": (3, {}, 0),
+    "scoreboard": (5, {"target": 60, "name": "Élodie-Françoise’s Carcassonne"}, 15),
+}
 
 
 def long_game(game: str, seed: int = 15) -> list[dict]:
@@ -69,6 +81,31 @@ def long_game(game: str, seed: int = 15) -> list[dict]:
             continue
         kept.append(action)
     return kept
+
+
+def finished_long_game(game: str) -> list[dict]:
+    """The log of ``game`` played to its end (FINISHED's seats, options and
+    seed) with the long names: legal actions only, the last one ends it."""
+    from test_fuzz_games import plausible
+
+    n, options, seed = FINISHED[game]
+    rng = random.Random(seed)
+    first = {"type": "new_game", "game": game, "players": LONG[:n], "options": options}
+    t = Timeline()
+    t.apply(first)
+    kept = [first]
+    for _ in range(200_000):
+        action = sloppy_hand(n, rng) if game == "sloppy-seconds" else plausible(game, t, rng)
+        if action.get("type") in ("undo", "new_game"):
+            continue
+        try:
+            t.apply(action)
+        except ActionError:
+            continue
+        kept.append(action)
+        if t.finished:
+            return kept
+    raise AssertionError(f"{game} did not end")
 
 
 def sloppy_hand(n: int, rng: random.Random) -> dict:

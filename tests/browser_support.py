@@ -29,15 +29,20 @@ def browser():
 @pytest.fixture(scope="session")
 def long_table(tmp_path_factory):
     """One box for the page checks (tests/browser/test_browser_fit.py, _axe.py): a
-    finished game (statistics) and every game imported with long names and
-    many rounds; ``long_table.play(game)`` makes that one the game at the table."""
-    from browser_pages import GAMES, finished_game, jsonl, long_game
+    finished game of every kind (History, Statistics) and every game imported
+    with long names and many rounds; ``long_table.play(game)`` makes that one
+    the game at the table, ``long_table.finish(game)`` ends one of ``game``
+    at the table (its last entry played there) and gives its id."""
+    from browser_pages import FINISHED, GAMES, finished_game, finished_long_game, jsonl, long_game
     from test_browser import Table
     from web_support import http, pin_headers
 
-    table = Table(tmp_path_factory.mktemp("long-table"))
+    # Many imports, at once: more than a table's phones may send (its bucket, docs/security.md).
+    table = Table(tmp_path_factory.mktemp("long-table"), import_burst=1000)
     ids = {}
-    for game, log in [("finished", finished_game())] + [(g, long_game(g)) for g in GAMES]:
+    finished = {g: finished_long_game(g) for g in FINISHED}
+    for game, log in ([("finished", finished_game())] + [(g, long_game(g)) for g in GAMES]
+                      + [(f"finished-{g}", log) for g, log in finished.items()]):
         status, _, body = http(table.server.port, "POST", "/api/history/import", jsonl(log), pin_headers())
         assert status == 200, (game, body)
         ids[game] = body["id"]
@@ -51,6 +56,17 @@ def long_table(tmp_path_factory):
             table.token = table.claim(0)
         return table
 
-    table.ids, table.play = ids, play
+    def finish(game):
+        log = finished[game]
+        status, _, body = http(table.server.port, "POST", "/api/history/import", jsonl(log[:-1]), pin_headers())
+        assert status == 200, (game, body)
+        status, _, state = http(table.server.port, "POST", f"/api/history/{body['id']}/resume", None, pin_headers())
+        assert status == 200, (game, state)
+        table.post(log[-1])                   # the end comes at the table: its result is what just happened
+        playing[:] = [f"at-table-{game}"]
+        table.token = None                    # a finished game takes no claim
+        return body["id"]
+
+    table.ids, table.play, table.finish = ids, play, finish
     yield table
     table.close()

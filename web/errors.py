@@ -58,12 +58,19 @@ def request_language() -> str:
     return normalise(companion.config.get("language") if companion else None)
 
 
+# French punctuation's no-break spaces (before : ; ! ? and inside « »): not
+# "printable" to Python, but no line break either, and a page must show them.
+_SPACES = frozenset("\u00a0\u202f")
+
+
 def one_line(text: str) -> str:
     """The error on one line, as promised: a control character that came
-    from the request (a button name with a newline...) is shown escaped."""
+    from the request (a button name with a newline...) is shown escaped;
+    a no-break space stays one."""
     if text.isprintable():
         return text
-    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
+    return "".join(ch if ch.isprintable() or ch in _SPACES else ch.encode("unicode_escape").decode("ascii")
+                   for ch in text)
 
 
 def error_response(status: int, text: str, headers: dict | None = None):

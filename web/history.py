@@ -29,13 +29,14 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from companion import games as game_registry
 from companion.errors import ActionError
 from companion.exports import csv_text, decoded_lines, export_lines, steps_of, store_timeline, validate
+from companion.history import first_names, game_name
 from companion.i18n import N_, gettext, translate_error
 from companion.limits import (HISTORY_PAGE_GAMES, HISTORY_PAGE_STEPS, IMPORT_BURST, IMPORT_REFILL_S,
                               MAX_IMPORT_BYTES, MAX_IMPORT_LINES, Bucket)
 from companion.store import StoreFull
 from companion.names import invisible, refuse_lookalikes
 from companion.text import unsafe_char
-from companion.stats import player_key, player_stats, result_of
+from companion.stats import TOKEN_SCORED, game_titles, player_key, player_stats, result_of
 from companion.timeline import ReplayError, replay
 
 from .api import refuse_unsafe_text
@@ -200,6 +201,7 @@ def _listed(game: str = "", player: str = "", start: int = 0) -> tuple[list, int
         records, total = store.page(start, HISTORY_PAGE_GAMES, game=game or None, players=players, ids=games)
         # The roster's names of this page's seats only: the same cost at 10,000 games as at 10.
         per_request.roster_view = (store.seat_players(ids=[r.id for r in records]), store.roster_names())
+        per_request.game_names = first_names(store, records)       # "Carcassonne", not "Scoreboard"
     return records, total
 
 
@@ -248,12 +250,14 @@ def _title(game_id: str, language: str) -> str:
 
 
 def _summary(record, language: str) -> dict:
-    """A list entry: the record, its title, whether it is the table's
-    current game, and its final (or current) scores and tokens (from the
-    store's summary: no replay)."""
+    """A list entry: the record, its title and the name the table gave it
+    (a named scoreboard game, else null), whether it is the table's current
+    game, and its final (or current) scores and tokens (from the store's
+    summary: no replay)."""
     state = record.summary or {}
     out = _with_roster(record.as_dict(), record)
     out["title"] = _title(record.game, language)
+    out["name"] = per_request.get("game_names", {}).get(record.id)
     out["current"] = record.id == companion().session.game_id
     out["scores"] = state.get("scores")
     out["tokens"] = state.get("tokens")
@@ -340,10 +344,18 @@ def _detail(game_id: int, language: str, start: int = 0) -> dict:
     steps, end = rendered.page(start)
     out = _with_roster(record.as_dict(), record)
     out["title"] = _title(record.game, language)
+    out["name"] = _name_of(record)
     out["current"] = current
     following = f"/api/history/{game_id}?from={end}" if end < total else None
     return {"record": out, "state": rendered.state, "steps": steps, "broken_at": rendered.broken_at,
             "page": {"from": start, "count": len(steps), "total": total, "next": following}}
+
+
+def _name_of(record) -> str | None:
+    """The name the table gave a stored game at its start (a scoreboard game's), or None."""
+    session = companion().session
+    with session.lock:
+        return first_names(session.store, [record]).get(record.id)
 
 
 def _pending_secret(lines) -> bool:
@@ -413,7 +425,7 @@ def import_game():
     lines = decoded_lines(data)
     actions = sum(1 for line in lines if line.strip())
     if actions > MAX_IMPORT_LINES:
-        raise ApiError(413, N_("the log has {n} lines: the box stores games of at most {limit} lines"),
+        raise ApiError(413, N_("the file holds {n} steps: the box keeps games of at most {limit} steps"),
                        n=actions, limit=MAX_IMPORT_LINES)
     try:
         timeline = validate(lines)     # outside the lock: the table goes on meanwhile
@@ -496,12 +508,17 @@ def resume(game_id: int):
 @bp.get("/api/stats")
 def stats():
     language = request_language()
-    players = _player_stats()
-    titles = {g: _title(g, language) for g in sorted({g for p in players for g in p["games"]})}
-    return _no_store(jsonify(players=players, titles=titles))
+    players, named = _player_stats()
+    return _no_store(jsonify(players=players, titles=_stats_titles(players, named, language)))
 
 
-def _player_stats() -> list[dict]:
+def _stats_titles(players, named: dict, language: str) -> dict:
+    """{key: title} of every game the statistics show: a game's title, or
+    the name a table gave its scoreboard game ("Carcassonne")."""
+    return {g: named.get(g) or _title(g, language) for g in sorted({g for p in players for g in p["games"]})}
+
+
+def _player_stats() -> tuple[list[dict], dict]:
     """Per roster player: a rename or a merge shows at once.  Every stored
     game counts, so this is worked out once per change of the store (by its
     generation) and one at a time: a client asking again and again costs
@@ -511,21 +528,23 @@ def _player_stats() -> list[dict]:
     with session.lock:
         generation = session.store.generation
     if cache.get("generation") == generation:
-        return cache["players"]
+        return cache["players"], cache["named"]
     with RENDERING:
         if cache.get("generation") == generation:
-            return cache["players"]
+            return cache["players"], cache["named"]
         with session.lock:
             generation = session.store.generation
             records = session.store.games()
             seats, names = session.store.seat_players(), session.store.roster_names()
+            game_names = first_names(session.store, records)
         results = [result_of(r, {"game": r.game, **r.summary} if r.finished and r.summary else None,
-                             seats.get(r.id, ()))
+                             seats.get(r.id, ()), game_names.get(r.id))
                    for r in records]
         players = player_stats(results, names)
+        named = game_titles(results)
         cache.clear()
-        cache.update(generation=generation, players=players)
-    return players
+        cache.update(generation=generation, players=players, named=named)
+    return players, named
 
 
 # -- the pages ------------------------------------------------------------------------
@@ -534,9 +553,10 @@ def _player_stats() -> list[dict]:
 # the page carries {english: translated} in its boot data, as web/pages.py does.
 # (tests/web/test_history_web.py checks that every t("...") of both scripts is here.)
 JS_TEXTS = [
-    N_("Step {k} of {n}"), N_("line {n}"), N_("New game: {players}"), N_("Undo"),
+    N_("Step {k} of {n}"), N_("New game: {players}"), N_("Undo"),
     N_("hidden"), N_("{name}: {action}"), N_("Wins"), N_("Average score"),
-    N_("Enter the table PIN first."), N_("Choose a log file first."),
+    N_("Enter the table PIN first."), N_("Choose the game's file first."), N_("No file chosen yet."),
+    N_("Step {n} of the file is refused: {reason}"),
     N_("Imported as game {id}."), N_("Open it"), N_("Resumed: it is the game at the table now."),
     N_("Sending…"), N_("The box does not answer: try again."), N_("Downloaded."),
     N_("Clock: {times} · {name} to play"), N_("Clock: {times} · stopped"),
@@ -595,6 +615,7 @@ def history_page():
         page["next"] = "/history?" + page["next"].partition("?")[2]
     from .plays import links          # "Add to BG Stats" on each finished game, in the HTML
     return _page("history.html", "history", games=games, game=game, player=player, names=names,
+                 token_scored=TOKEN_SCORED,
                  game_ids=[(g, _title(g, language)) for g in _game_ids()], games_page=page,
                  bgstats=links(records))
 
@@ -606,14 +627,14 @@ def history_game_page(game_id: int):
     from .plays import links          # "Add to BG Stats", in the HTML: no script needed
     record = _record(game_id)
     return _page("history_game.html", "history-game", boot={"detail": detail},
-                 detail=detail, record=detail["record"], state=detail["state"],
+                 detail=detail, record=detail["record"], state=detail["state"], token_scored=TOKEN_SCORED,
                  bgstats=links([record]).get(game_id))
 
 
 @bp.get("/stats")
 def stats_page():
     language = request_language()
-    players = _player_stats()
-    titles = {g: _title(g, language) for g in sorted({g for p in players for g in p["games"]})}
+    players, named = _player_stats()
+    titles = _stats_titles(players, named, language)
     return _page("stats.html", "stats", boot={"stats": {"players": players, "titles": titles}},
                  players=players, titles=titles, any_finished=any(p["played"] for p in players))

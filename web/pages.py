@@ -33,7 +33,7 @@ from flask import Blueprint, Response, current_app, render_template, request, ur
 
 from companion import games as game_registry
 from companion.colours import names_to_ids
-from companion.history import public_steps
+from companion.history import game_name, public_steps
 from companion.i18n import LANGUAGES, N_, gettext
 
 from .app import companion
@@ -48,8 +48,14 @@ STATIC = Path(__file__).with_name("static")
 # t("english {param}", {param: ...}).  tests/web/test_pages.py checks that every
 # t("...") in web/static/*.js is listed here, so the catalogue misses none.
 JS_TEXTS = [
-    # live connection
-    N_("reconnecting…"), N_("connected"),
+    # live connection, and what a refusal says when the box's own words are missing (common.js)
+    N_("reconnecting…"), N_("connected"), N_("{label}:"),
+    N_("The box answered with an error ({status}): try again."),
+    N_("This is not written as the box reads it: check its brackets, quotes and commas."),
+    # a field the browser would refuse in the phone's language (common.js)
+    N_("Fill in this field first."), N_("Give a number from {min} to {max}."), N_("Give a number of at least {min}."),
+    N_("Give a number of at most {max}."), N_("Give a whole number."), N_("This is too long."),
+    N_("This is not written as the field asks."),
     # the turn clock (clock.js)
     N_("Turn clock"), N_("Time up!"), N_("paused"), N_("End the turn"), N_("End my turn"), N_("Pause"),
     N_("Go on"), N_("Fischer"), N_("Delay"), N_("Sudden death"), N_("Mode"), N_("Minutes per player"),
@@ -128,6 +134,10 @@ JS_TEXTS = [
     N_("Seats"), N_("Release"), N_("Released."), N_("No seat is claimed."),
     N_("← Scroll sideways for the earlier ones."),
     N_("Revealed: {cards}"), N_("Round {n} over"), N_("Hand {n} over"), N_("{name} takes a token"),
+    # what just happened: a round's, a hand's or a trick's result (games.js result())
+    N_("{name} reached +20"), N_("{name} reached −20"), N_("9 bids played"), N_("No token: 0 to 0"),
+    N_("{points} points, {tricks} tricks"), N_("Hand {h} scored"), N_("{change}, now {total}"),
+    N_("{name} made {bid}"), N_("{name} lost {bid}"), N_("{name} is out: no coins left"), N_("Nobody scores"),
     N_("New game"), N_("Game"), N_("Players"), N_("Add a player"), N_("Remove"),
     N_("Options"), N_("default: {value}"), N_("Start the game"), N_("Started."),
     N_("Tap a name to add it:"), N_("{n} players"), N_("{lo} to {hi} players"),
@@ -265,17 +275,20 @@ def _common(page: str, **extra) -> dict:
     """What every page's script needs: the texts, the titles, the state."""
     c = companion()
     language = request_language()
-    _version, state = c.session.snapshot()
+    with c.session.lock:
+        _version, state = c.session.snapshot()
+        log = c.session.timeline.log
+        name = game_name(log[0]) if log else None      # "Carcassonne": a scoreboard game the table named
     titles = {}
     for game_id in game_registry.available():
         titles[game_id] = gettext(game_registry.get(game_id).title, language)
     boot = {"page": page, "lang": language, "events": url_for("api.events"), "state": state,
-            "seats": c.public_seats()["seats"], "titles": titles,
+            "seats": c.public_seats()["seats"], "titles": titles, "game_name": name,
             "texts": {k: gettext(k, language) for k in JS_TEXTS},
             "colours": names_to_ids()}      # a usual colour in any language -> its id (companion/colours.py)
     boot.update(extra)
     return {"boot": boot, "state": state, "titles": titles, "seats": boot["seats"],
-            "page": page}
+            "page": page, "game_name": name}
 
 
 def _html(template: str, **context) -> Response:

@@ -483,7 +483,7 @@ def _wrap_all(text: str, font, width: int) -> list[str]:
     over several lines instead of cutting it: a notice is read to its end."""
     lines: list[str] = []
     line = ""
-    for word in text.split():
+    for word in d.words(text):
         candidate = f"{line} {word}" if line else word
         if d.text_width(candidate, font) <= width:
             line = candidate

@@ -265,21 +265,12 @@ def pass_screen(c: Canvas, header: str, header_right: str, done: list[str], name
     hint_line(c, hint or _("OK: ready"))
 
 
-def compact_hint(text: str, width: int = d.WIDTH - 2 * d.MARGIN) -> str:
-    """A hint line that keeps its words: when it is too wide, it gives up
-    the spaces around its colons and dots first ("OK:suite·BACK:retour")."""
-    for old, new in ((" :", ":"), (": ", ":"), (" \u00b7 ", "\u00b7")):
-        if d.text_width(text, HINT_FONT) <= width:
-            break
-        text = text.replace(old, new)
-    return text
-
-
 def hint_line(c: Canvas, text: str) -> None:
     """The bottom line saying what the buttons do next ("OK: next bid ·
     BACK: menu"), on a cleared band (the row above it too) so that it stays
-    whole over whatever the screen drew above it."""
-    text = compact_hint(text)
+    whole over whatever the screen drew above it.  Every hint fits the
+    panel as written, in every language, spaces and all (never squeezed to
+    "OK:suite·BACK:retour"): tests/box/test_typography.py measures each."""
     # The band is cleared from the hint's own topmost ink: a hint without
     # accented capitals leaves its line's top rows (51, often 52) to the
     # descenders of the last text row above it (rows 40-51).

@@ -12,8 +12,9 @@ drawing in hardware/draw.py: run it after such a merge, look at the
 pictures, commit them).  Without it, the test checks that the committed
 pictures are what the box draws now, and that wiring.md shows each one.
 
-The same games are also played in French (no pictures): there, no text of
-any screen may be cut short.  In both languages every game screen has a
+The same games are also played in French (their pictures, at 4x, go to
+test-artifacts/screens-fr/, not committed): there, no text of any screen
+may be cut short.  In both languages every game screen has a
 hint line naming OK and BACK, but FIGHT?'s grid (its bottom line is the
 turn being entered) and a message over it.
 """
@@ -37,6 +38,7 @@ from test_box_screens import reach_plus_20 as best_bid   # the furthest-reaching
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENS = ROOT / "docs" / "screens"
+ARTIFACTS = ROOT / "test-artifacts" / "screens-fr"
 WIRING = ROOT / "wiring.md"
 UPDATE = os.environ.get("COMPANION_UPDATE_SCREENS") == "1"
 FOUR = ["Ann", "Ben", "Chloé", "Dan"]
@@ -70,6 +72,9 @@ class Gallery:
         assert not self.cut, f"{name} ({self.language}): texts cut short: {sorted(self.cut)}"
         path = SCREENS / f"{name}.png"
         if self.language != "en":
+            # Not committed: the French screens at 4x, to look at (test-artifacts/screens-fr/).
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            (ARTIFACTS / f"{name}.png").write_bytes(self.box.frame_png(4, mirror=False))
             return texts
         if UPDATE:
             SCREENS.mkdir(parents=True, exist_ok=True)

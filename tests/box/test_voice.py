@@ -90,14 +90,14 @@ def test_third_man_reveals_round_end_and_winner_in_english(session, recorder):
 def test_the_winner_and_the_round_in_french(session, recorder):
     session.submit(third_man(tokens_to_win=1))
     said = spoken(session, "fr", bids(0, [8, 9, 9, 0]) + bids(0, [6, 5, 0, 4]), recorder)
-    assert said[0] == "Cartes révélées : Ann 8, Ben 9, Chloé 9, Dan 0."
-    assert said[1] == ("Cartes révélées : Ann 6, Ben 5, Chloé 0, Dan 4. Manche 1 terminée. "
-                       "Scores : Ann 20, Ben -9, Chloé -4, Dan 8. Ann gagne !")
+    assert said[0] == "Cartes révélées\u00a0: Ann 8, Ben 9, Chloé 9, Dan 0."
+    assert said[1] == ("Cartes révélées\u00a0: Ann 6, Ben 5, Chloé 0, Dan 4. Manche 1 terminée. "
+                       "Scores\u00a0: Ann 20, Ben -9, Chloé -4, Dan 8. Ann gagne\u00a0!")
     assert recorder.commands[0][:3] == ["espeak-ng", "-v", "fr"]
 
 
 @pytest.mark.parametrize("language, text", [("en", "Revealed: Ann 9, Ben 4."),
-                                            ("fr", "Cartes révélées : Ann 9, Ben 4.")])
+                                            ("fr", "Cartes révélées\u00a0: Ann 9, Ben 4.")])
 def test_a_secret_round_of_the_scoreboard_is_said_once_revealed(session, recorder, language, text):
     session.submit({"type": "new_game", "game": "scoreboard", "players": ["Ann", "Ben"]})
     said = spoken(session, language, [{"type": "secret", "seat": 0, "value": 9},
@@ -106,7 +106,7 @@ def test_a_secret_round_of_the_scoreboard_is_said_once_revealed(session, recorde
 
 
 @pytest.mark.parametrize("language, text", [("en", "Hand 1 over. Scores: Ann 23, Ben 64, Cat 30, Dan 5."),
-                                            ("fr", "Donne 1 terminée. Scores : Ann 23, Ben 64, Cat 30, Dan 5.")])
+                                            ("fr", "Donne 1 terminée. Scores\u00a0: Ann 23, Ben 64, Cat 30, Dan 5.")])
 def test_the_end_of_a_hand_is_said_with_its_points(session, recorder, language, text):
     lines = (SCENARIOS / "sloppy-seconds" / "hand_entry.jsonl").read_text(encoding="utf-8").splitlines()
     session.submit(json.loads(lines[0]))

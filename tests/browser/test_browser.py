@@ -65,14 +65,14 @@ class Table:
     """The appliance in mock mode: store, session, the real box, waitress.
     ``port`` 0 takes a free port; a given port is the box coming back."""
 
-    def __init__(self, tmp_path, port=0):
+    def __init__(self, tmp_path, port=0, **config):
         from hardware import Box
         from hardware.testing import box_config
 
         self.session = make_session(tmp_path)            # an existing store: the game resumes
         self.box = Box(self.session, box_config(), mock=True)
         self.box.start()
-        self.app = make_app(self.session, box=self.box, mock=True, names=PLAYERS + ["\u00c9lodie"])
+        self.app = make_app(self.session, box=self.box, mock=True, names=PLAYERS + ["\u00c9lodie"], **config)
         self._server = running_server(self.app, port)
         self.server = self._server.__enter__()
         self.base = f"http://127.0.0.1:{self.server.port}"
@@ -425,8 +425,8 @@ def test_a_notice_of_the_table_shows_on_the_page_live_and_goes_when_dismissed(ta
     page = phones("notice").open("/")
     expect(page.locator("#board")).to_be_visible()
     table.session.update_table(lambda t: t.notices.append(
-        ("Game {id} could only be resumed up to line {n}.", {"id": 7, "n": 3})))
-    expect(page.locator("#notices")).to_contain_text("Game 7 could only be resumed up to line 3.", timeout=BLINK_MS)
+        ("Game {id} came back only up to its step {n}: the steps after it could not be read.", {"id": 7, "n": 3})))
+    expect(page.locator("#notices")).to_contain_text("Game 7 came back only up to its step 3", timeout=BLINK_MS)
     status, _, _ = http(table.server.port, "POST", "/api/notices/0/dismiss", None, pin_headers())
     assert status == 200
     expect(page.locator("#notices")).to_be_hidden(timeout=BLINK_MS)

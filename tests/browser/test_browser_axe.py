@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_pages import GAMES, LANGS, PAGES, SHARED_PAGES
+from browser_pages import FINISHED, GAMES, LANGS, PAGES, SHARED_PAGES
 from test_browser import PIN, WAIT_MS  # noqa: F401  (the browser's skip rules come with it)
 
 pytest_plugins = ["browser_support"]
@@ -105,6 +105,17 @@ def test_every_page_of_a_game_passes_axe(browser, long_table, game, lang, scheme
     table = long_table.play(game)
     paths = list(PAGES) + ["/control+pin", f"/history/{table.ids[game]}"]
     problems = audit(browser, table.base, paths, lang, scheme, table.token)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("lang, scheme", LOOKS)
+@pytest.mark.parametrize("game", list(FINISHED))
+def test_every_page_of_a_game_that_ended_passes_axe(browser, long_table, game, lang, scheme):
+    """The game at the table has just ended there; the store holds a finished game of every kind."""
+    table = long_table
+    ended = table.finish(game)
+    paths = list(PAGES) + ["/control+pin", f"/history/{ended}", f"/history/{table.ids['finished-' + game]}"]
+    problems = audit(browser, table.base, paths, lang, scheme)
     assert not problems, "\n".join(problems)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from browser_pages import GAMES, LANGS, OVERFLOW_JS, PAGES, SHARED_PAGES, WIDTHS
+from browser_pages import FINISHED, GAMES, LANGS, OVERFLOW_JS, PAGES, SHARED_PAGES, WIDTHS
 from test_browser import ARTIFACTS, PIN, WAIT_MS  # noqa: F401  (the skip rules come with it)
 
 pytest_plugins = ["browser_support"]
@@ -71,6 +71,22 @@ def test_every_page_of_a_long_game_fits_the_phone(browser, long_table, game, lan
     try:
         paths = list(PAGES) + ["/control+pin", f"/history/{table.ids[game]}"]
         problems = check(pages, table.base, paths, lang, game)
+    finally:
+        context.close()
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("game", list(FINISHED))
+def test_every_page_of_a_game_that_ended_fits_the_phone(browser, long_table, game, lang):
+    """The game at the table has just ended there (the board's end and its
+    last result), and the store holds a finished game of every kind."""
+    table = long_table
+    ended = table.finish(game)
+    context, pages = phone_pages(browser, lang)
+    try:
+        paths = list(PAGES) + ["/control+pin", f"/history/{ended}", f"/history/{table.ids['finished-' + game]}"]
+        problems = check(pages, table.base, paths, lang, f"ended-{game}")
     finally:
         context.close()
     assert not problems, "\n".join(problems)

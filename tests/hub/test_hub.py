@@ -275,7 +275,7 @@ def test_a_screen_that_fell_behind_gets_each_tables_newest_state():
 
 def test_the_pages_speak_french_too(hub_server):
     status, headers, html = http(hub_server.port, "GET", "/league/third-man?lang=fr")
-    assert status == 200 and "Le 3e Homme : classement".encode() in html and b'lang="fr"' in html
+    assert status == 200 and "Le 3e Homme\u00a0: classement".encode() in html and b'lang="fr"' in html
     status, _, html = http(hub_server.port, "GET", "/tables", headers={"Accept-Language": "fr-FR,fr;q=0.9"})
     assert status == 200 and b"Tables en direct" in html and b"Reconnexion" in html
     status, _, html = http(hub_server.port, "GET", "/", headers={"Accept-Language": "en"})

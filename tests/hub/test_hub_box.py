@@ -183,7 +183,7 @@ def test_the_status_screen_follows_a_hub_that_stops(hub_db, make_box, session, s
 @pytest.mark.parametrize("language, words", [
     ("en", ("Hub: away · 12 to send", "Not reachable", "Games to send: 12", "Lines to send: 12345",
             "Tournament R12 · T10", "Round 12, table 10")),
-    ("fr", ("Hub coupé · 12 à envoyer", "Injoignable", "Parties à envoyer : 12", "Lignes à envoyer : 12345",
+    ("fr", ("Hub coupé · 12 à envoyer", "Injoignable", "Parties à envoyer\u00a0: 12", "Lignes à envoyer\u00a0: 12345",
             "Tournoi M12 · T10", "Manche 12, table 10"))])
 def test_the_hub_screens_fit_in_both_languages(make_box, store, session, language, words):
     """Every hub text drawn whole (no "…") in English and French, with wide

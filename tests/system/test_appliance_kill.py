@@ -395,7 +395,8 @@ def test_a_stored_line_that_no_longer_replays_does_not_block_the_table(tmp_path)
 
     store = Store(data)
     session = TableSession(store)
-    assert session.table.notices == [("Game {id} could only be resumed up to line {n}.", {"id": game_id, "n": 6})]
+    assert session.table.notices == [("Game {id} came back only up to its step {n}: the steps after it could not be read.",
+                                      {"id": game_id, "n": 6})]
     before = session.public()["scores"]
     session.submit({"type": "add", "seat": 0, "points": 100})       # refused before: line 7 was taken
     assert session.public()["scores"][0] == before[0] + 100

@@ -169,8 +169,8 @@ def test_blank_lines_and_a_byte_order_mark_are_read_as_replay_reads_them(table):
 
 @pytest.mark.parametrize("data, line, words", [
     (jsonl(scoreboard(), add(0, 1), add(5, 1)), 3, "seat"),
-    (jsonl(scoreboard()) + b"{not json\n", 2, "JSON"),
-    (jsonl(scoreboard()) + b'{"type": "add", "seat": 0, "points": 1}\xff\n', 2, "JSON"),
+    (jsonl(scoreboard()) + b"{not json\n", 2, "not written as an action"),
+    (jsonl(scoreboard()) + b'{"type": "add", "seat": 0, "points": 1}\xff\n', 2, "not written as an action"),
     (b"", 1, "empty"),
     (b"\n  \n", 1, "empty"),
     (jsonl(scoreboard(), scoreboard()), 2, "new_game"),

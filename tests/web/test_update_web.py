@@ -330,7 +330,7 @@ def test_the_result_of_a_failed_update_in_english_and_french(box):
     assert client.get("/api/update").json["text"] == \
         "Update to 2.0 failed: back on 1.0: the new version did not stay up: it crashed 3 times"
     assert client.get("/api/update?lang=fr").json["text"] == \
-        ("La mise à jour vers 2.0 a échoué : retour à 1.0 : la nouvelle version n’a pas tenu : "
+        ("La mise à jour vers 2.0 a échoué\u00a0: retour à 1.0\u00a0: la nouvelle version n’a pas tenu\u00a0: "
          "it crashed 3 times")
     assert "La mise à jour vers 2.0 a échoué" in client.get("/update?lang=fr").get_data(as_text=True)
 

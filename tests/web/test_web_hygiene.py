@@ -277,7 +277,7 @@ def test_an_action_beyond_the_largest_game_is_refused_and_changes_nothing(client
 
 def test_an_import_longer_than_the_largest_game_is_refused(client):
     r = client.post("/api/history/import", data=scoreboard_log(MAX_GAME_LINES + 1), headers=pin_headers())
-    assert r.status_code == 413 and f"at most {MAX_GAME_LINES} lines" in r.json["error"]
+    assert r.status_code == 413 and f"at most {MAX_GAME_LINES} steps" in r.json["error"]
     assert client.get("/api/history").json["games"] == []
 
 

@@ -29,6 +29,94 @@
   }
   C.longWord = longWord;
 
+  // -- what just happened ------------------------------------------------------------
+  // The result of the last entry when it ended a round, a hand or a trick
+  // (games.js result()), kept on the board until the next entry, as the box
+  // keeps its result screen: the scores that went back to 0 for the next
+  // round are not all the table sees.  It comes from the history's last
+  // entry when that is the state shown (a page opened, an undo that brings a
+  // round's end back), else from the state heard just before this one.
+  function stable(value) {
+    if (Array.isArray(value)) return "[" + value.map(stable).join(",") + "]";
+    if (value && typeof value === "object") {
+      return "{" + Object.keys(value).filter(function (k) { return k !== "clock"; }).sort().map(function (k) {
+        return JSON.stringify(k) + ":" + stable(value[k]);
+      }).join(",") + "}";
+    }
+    return JSON.stringify(value);
+  }
+  function sameTable(a, b) {
+    return a && b && a.game === b.game && JSON.stringify(a.players) === JSON.stringify(b.players);
+  }
+  function resultOf(before, s, action) {
+    if (!sameTable(before, s)) return null;
+    var game = C.gameOf(s);
+    try { return game.result ? game.result(before, s, action || null) : null; } catch (e) { return null; }
+  }
+  // The last step that is an entry (the turn clock's handovers are not).
+  function lastEntry(steps) {
+    for (var i = (steps || []).length - 1; i > 0; i--) {
+      if (steps[i].action && steps[i].action.type !== "clock") return steps[i];
+    }
+    return null;
+  }
+  var heard = { key: null, result: null, prev: null };
+  C.justHappened = function (s, steps) {
+    if (!s || !s.game) return null;
+    var key = stable(s);
+    var entry = lastEntry(steps);
+    if (entry && entry.before && stable(entry.state) === key) {
+      heard.result = resultOf(entry.before, entry.state, entry.action);
+    } else if (heard.key !== key) {
+      heard.result = resultOf(heard.prev, s, null);
+    }
+    if (heard.key !== key) { heard.key = key; heard.prev = s; }
+    return heard.result;
+  };
+
+  function justCard(r, s) {
+    if (!r) return null;
+    return h("section", { className: "card just", role: "group", "aria-labelledby": "just-title" },
+      h("h2", { id: "just-title", className: "just-title" }, r.title),
+      (r.lines || []).map(function (line) { return h("p", { className: "just-line" }, line); }),
+      r.seats && r.seats.length ? h("ul", { className: "just-seats" }, r.seats.map(function (e) {
+        return h("li", { className: e.strong ? "strong" : null, dataset: { seat: String(e.seat) } },
+          C.dot(e.seat), "\u00A0", h("span", { className: "pname" + (longWord(s.players[e.seat]) ? " long-word" : "") },
+            s.players[e.seat]), " ", h("span", { className: "num" }, e.text));
+      })) : null);
+  }
+  C.justCard = justCard;
+
+  // -- the game's name ----------------------------------------------------------------
+  // A free scoreboard game the table named at its start ("Carcassonne") is
+  // called by that name: the page's boot data says it for the game at the
+  // table, the history's first step (its new_game) for any game after it.
+  var boot = C.boot || {};
+  var named = { game: boot.state && boot.state.game, players: JSON.stringify(boot.state && boot.state.players),
+                name: boot.game_name || null };
+  function nameIn(action) {
+    var options = action && action.options;
+    var name = options && typeof options.name === "string" ? options.name.trim() : "";
+    return action && action.game === "scoreboard" && name ? name : null;
+  }
+  C.gameTitle = function (s, steps) {
+    var first = steps && steps.length ? steps[0].action : null;
+    if (first && first.type === "new_game") {
+      named = { game: first.game, players: JSON.stringify(first.players), name: nameIn(first) };
+    }
+    var ours = named.game === s.game && named.players === JSON.stringify(s.players);
+    return (ours && named.name) || C.title(s.game);
+  };
+
+  // The board draws the card in a slot of its own; renderDetails fills it
+  // again when the history it brings tells more (a seat page draws the
+  // board before the history comes).
+  var slot = null, titleNode = null;
+  function fillSlot(s, steps) {
+    if (slot && slot.isConnected) C.replace(slot, justCard(C.justHappened(s, steps), s));
+    if (titleNode && titleNode.isConnected) titleNode.textContent = C.gameTitle(s, steps);
+  }
+
   C.renderBoard = function (root, s, options) {
     options = options || {};
     if (!s.game) {
@@ -65,23 +153,26 @@
             game.sub ? h("div", { className: "sub" }, game.sub(s, seat)) : null,
             // The same as the extra columns, under the name: what a narrow phone shows instead (CSS).
             columns.length ? h("div", { className: "sub extras" }, columns.map(function (col, i) {
-              return h("span", { className: "extra-item" }, i ? " \u00B7 " : null, col.head, ": ", col.cell(seat));
+              return h("span", { className: "extra-item" }, i ? " \u00B7 " : null, C.label(col.head), " ", col.cell(seat));
             })) : null),
           h("td", { className: "num score" }, C.number(s.scores[seat])),
           columns.map(function (col) { return h("td", { className: "num extra" }, col.cell(seat)); }));
       })));
     var status = game.status(s);
-    return C.replace(root,
-      h("h1", { className: "game-title" }, C.title(s.game)),
+    slot = h("div", { className: "just-slot" }, justCard(C.justHappened(s, options.steps), s));
+    titleNode = h("h1", { className: "game-title" }, C.gameTitle(s, options.steps));
+    return C.replace(root, titleNode,
+      banner, slot,
       status.length ? h("div", { className: "status" }, status.map(function (line, i) {
         return h("p", { className: i === 0 ? "status-main" : null }, line);
       })) : null,
-      banner, table);
+      table);
   };
 
   C.renderDetails = function (root, s, steps, options) {
     options = options || {};
     if (!s.game) return C.replace(root);
+    fillSlot(s, steps);
     var game = C.gameOf(s);
     var sections = game.sections(s, steps).map(function (sec) {
       return h("section", { className: "card " + (sec.className || "") }, h("h2", null, sec.title), sec.body);
@@ -165,8 +256,9 @@
         var now = s[kind[0]], then = before[kind[0]];
         if (Array.isArray(now) && Array.isArray(then) && now.length > then.length) {
           var done = now[now.length - 1];
-          lines.push(t(kind[1], { n: now.length }) + (done && typeof done.token === "number" && s.players[done.token]
-            ? ": " + t("{name} takes a token", { name: s.players[done.token] }) : ""));
+          lines.push(done && typeof done.token === "number" && s.players[done.token]
+            ? C.label(t(kind[1], { n: now.length })) + " " + t("{name} takes a token", { name: s.players[done.token] })
+            : t(kind[1], { n: now.length }));
         }
       });
       if (s.finished && !before.finished) {
@@ -204,7 +296,7 @@
     var seen = null;
 
     function draw() {
-      C.renderBoard(board, state);
+      C.renderBoard(board, state, { steps: steps });
       C.renderDetails(details, state, steps, { logRoot: log });
       C.renderChart(chart, state, steps);
     }
@@ -214,8 +306,16 @@
     });
     var announce = C.announcer();
     announce(state);
+    // The turn clock, read only here (no seat, no PIN): it is the box's,
+    // ended and paused from the box, the seat pages and the table control.
+    var clockSection = document.getElementById("clock-section");
+    var clock = clockSection && C.turnClock ? C.turnClock(clockSection, { me: null, control: false,
+      send: function () { return Promise.resolve({ ok: false }); } }) : null;
+    if (clock) clock.state(state);
     C.live({
+      clock: function (live) { if (clock) clock.clock(live); },
       state: function (s) {
+        if (clock) clock.state(s);
         var text = JSON.stringify(s);
         if (text === seen) return;          // a reconnect's resync with nothing new
         seen = text;

@@ -131,6 +131,10 @@
     return same.length ? same[0] : (id || named);
   };
 
+  // A label before its value ("Tokens: 3"): the colon is the language's
+  // (French puts a no-break space before it), never the script's own.
+  C.label = function (label) { return C.t("{label}:", { label: label }); };
+
   C.names = function (state, seats) {
     return seats.map(function (seat) { return state.players[seat]; }).join(", ");
   };
@@ -376,8 +380,58 @@
   };
 
   // -- the API ------------------------------------------------------------------
+  // What a refusal says: the box's own one-line message (in the page's
+  // language: every request sends ?lang=), or, when the answer is not the
+  // box's JSON (a proxy's page, a cut connection), the page's own words --
+  // never the browser's English ("Unexpected token '<'...") nor a bare number.
+  C.errorText = function (status, text) {
+    var data = C.parseJson(text);
+    if (data.ok && data.value && typeof data.value.error === "string" && data.value.error) return data.value.error;
+    return status ? C.t("The box answered with an error ({status}): try again.", { status: status })
+                  : C.t("The box does not answer: try again.");
+  };
+
+  // JSON.parse that never throws: {ok: true, value} or {ok: false, error}
+  // with the error in the page's language (a browser explains a parse error
+  // in its own language, English on most phones, whatever the page speaks).
+  C.parseJson = function (text) {
+    try {
+      return { ok: true, value: JSON.parse(text) };
+    } catch (e) {
+      return { ok: false, error: C.t("This is not written as the box reads it: check its brackets, quotes and commas.") };
+    }
+  };
+
+  // A field the browser refuses to send (required and empty, a number out
+  // of its range...) is explained by the browser in the phone's own
+  // language, not the page's: the page says it in its words instead.
+  function fieldProblem(field) {
+    var v = field.validity;
+    if (!v || v.valid) return "";
+    if (v.valueMissing) return C.t("Fill in this field first.");
+    if ((v.rangeUnderflow || v.rangeOverflow) && field.min !== "" && field.max !== "") {
+      return C.t("Give a number from {min} to {max}.", { min: C.number(Number(field.min)), max: C.number(Number(field.max)) });
+    }
+    if (v.rangeUnderflow) return C.t("Give a number of at least {min}.", { min: C.number(Number(field.min)) });
+    if (v.rangeOverflow) return C.t("Give a number of at most {max}.", { max: C.number(Number(field.max)) });
+    if (v.stepMismatch || v.badInput) return C.t("Give a whole number.");
+    if (v.tooLong) return C.t("This is too long.");
+    return C.t("This is not written as the field asks.");
+  }
+  document.addEventListener("invalid", function (e) {
+    var field = e.target;
+    if (!field || !field.setCustomValidity) return;
+    field.setCustomValidity("");
+    field.setCustomValidity(fieldProblem(field));
+  }, true);
+  ["input", "change"].forEach(function (kind) {
+    document.addEventListener(kind, function (e) {
+      if (e.target && e.target.setCustomValidity) e.target.setCustomValidity("");
+    }, true);
+  });
+
   // Resolves (never rejects) to {ok, status, body, error}: error is the
-  // box's own one-line message, in the page's language.
+  // box's own one-line message, in the page's language (C.errorText).
   C.api = function (method, path, body, headers) {
     var options = { method: method, headers: {}, cache: "no-store" };
     Object.keys(headers || {}).forEach(function (k) { options.headers[k] = headers[k]; });
@@ -387,12 +441,13 @@
     }
     var url = path + (path.indexOf("?") < 0 ? "?" : "&") + "lang=" + encodeURIComponent(boot.lang || "en");
     return fetch(url, options).then(function (response) {
+      C.pinRefused(response.status, options.headers);
       return response.text().then(function (text) {
-        var data = null;
-        try { data = text ? JSON.parse(text) : null; } catch (e) { data = null; }
+        var parsed = text ? C.parseJson(text) : { ok: true, value: null };
+        var data = parsed.ok ? parsed.value : null;
         return {
           ok: response.ok, status: response.status, body: data,
-          error: response.ok ? null : (data && data.error) || String(response.status)
+          error: response.ok ? null : C.errorText(response.status, text)
         };
       });
     }, function () {
@@ -401,8 +456,14 @@
   };
 
   // -- what this phone remembers ---------------------------------------------------
-  // The PIN only for this tab (sessionStorage); seat tokens across reloads
-  // (localStorage), one per seat this phone holds.
+  // The table PIN and the seat tokens are kept for the box's address
+  // (localStorage, not one tab's sessionStorage): a phone that gave the PIN
+  // once is not asked again on another page, in another tab or after a
+  // reload, until the box refuses it (a new PIN was drawn, the box
+  // restarted): then it is forgotten and the page asks again.  The PIN is
+  // on the box's panel for the whole table to read (docs/security.md,
+  // "Seats and tokens"), so keeping it on the phone tells no one anything
+  // new; the owner's password is never kept.
   function store(kind) {
     try { return window[kind]; } catch (e) { return null; }
   }
@@ -412,10 +473,35 @@
   // and the box reads them back as UTF-8 (web/guards.py): "Clé-Œuvre €" too.
   C.ownerHeader = function (password) { return unescape(encodeURIComponent(password)); };
 
+  var PIN_KEY = "companion.pin";
   C.pin = {
-    get: function () { var s = store("sessionStorage"); return (s && s.getItem("companion.pin")) || ""; },
-    set: function (pin) { var s = store("sessionStorage"); if (s) s.setItem("companion.pin", pin); },
-    clear: function () { var s = store("sessionStorage"); if (s) s.removeItem("companion.pin"); }
+    get: function () {
+      var kept = store("localStorage"), tab = store("sessionStorage");
+      var pin = (kept && kept.getItem(PIN_KEY)) || "";
+      if (!pin && tab && tab.getItem(PIN_KEY)) {
+        // A PIN an older page kept for its tab only: kept for the phone from now on.
+        pin = tab.getItem(PIN_KEY);
+        C.pin.set(pin);
+      }
+      return pin;
+    },
+    set: function (pin) {
+      var kept = store("localStorage"), tab = store("sessionStorage");
+      try { if (kept) kept.setItem(PIN_KEY, pin); } catch (e) { /* private mode: this page only */ }
+      if (tab) tab.removeItem(PIN_KEY);
+    },
+    clear: function () {
+      [store("localStorage"), store("sessionStorage")].forEach(function (s) { if (s) s.removeItem(PIN_KEY); });
+    }
+  };
+
+  // A request that showed the kept PIN and was refused for it (403: the
+  // box drew a new PIN, or a restore changed it) forgets it, whichever page
+  // sent it: the page then asks again.  (A 403 with the owner's password is
+  // about that password; with a right PIN the box never answers 403.)
+  C.pinRefused = function (status, headers) {
+    var sent = headers && headers["X-Table-Pin"];
+    if (status === 403 && sent && !headers["X-Owner-Password"] && sent === C.pin.get()) C.pin.clear();
   };
 
   function tokens() {

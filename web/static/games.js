@@ -7,6 +7,12 @@
      sections(s, steps)-> [{title, body}]                      reveal, rounds, hands...
      series(steps)     -> {points, breaks, band}               the chart (optional)
      describe(step)    -> text or null                         one line of the history log
+     result(before, s, action) -> {title, lines, seats} or null
+                       what an entry just did when it ended a round, a hand
+                       or a trick (as the box shows it): board.js keeps it on
+                       the scoreboard until the next entry.  ``action`` may be
+                       null (a change heard live, before the history comes).
+                       seats: [{seat, text, strong}], one per seat it names.
    }
    ``s`` is the public state; ``steps`` the game's steps still in effect
    ([{n, action, state, before}], see board.js), possibly a change behind.
@@ -81,6 +87,15 @@
   }
 
   function chip(text, cls) { return h("span", { className: "chip " + cls }, text); }
+
+  function capital(text) { return text.charAt(0).toUpperCase() + text.slice(1); }      // a heading's first letter
+  function grew(before, s, key) { return (s[key] || []).length > ((before && before[key]) || []).length; }
+  function last(list) { return list[list.length - 1]; }
+  function everySeat(s, text, strong) {
+    return s.players.map(function (_, seat) { return { seat: seat, text: text(seat), strong: !!(strong && strong(seat)) }; });
+  }
+  // "Round 2 over: Chloé takes a token" (the box's words, one line).
+  function over(what, headline) { return C.label(what) + " " + headline; }
   function entered() { return chip(t("entered ✓"), "entered"); }
 
   // -- The Third Man ---------------------------------------------------------------
@@ -106,6 +121,15 @@
         return seat === bid.lead ? h("strong", null, text) : text;
       })
     };
+  }
+
+  // Why a round ended (docs/rules.md): +20 or more, -20 or less, else the 9th bid.
+  function thirdManReason(players, scores) {
+    var high = 0, low = 0;
+    scores.forEach(function (v, seat) { if (v > scores[high]) high = seat; if (v < scores[low]) low = seat; });
+    if (scores[high] >= 20) return t("{name} reached +20", { name: players[high] });
+    if (scores[low] <= -20) return t("{name} reached −20", { name: players[low] });
+    return t("9 bids played");
   }
 
   G["third-man"] = {
@@ -185,6 +209,18 @@
       out.band = [-20, 20];
       return out;
     },
+    // A round that ended: its final scores (the board's go back to 0), its
+    // token and why it ended, as the box's round screen says.
+    result: function (before, s) {
+      if (!grew(before, s, "rounds")) return null;
+      var r = last(s.rounds);
+      return {
+        title: over(t("Round {n} over", { n: s.rounds.length }), t("{name} takes a token", { name: name(s, r.token) })),
+        lines: [thirdManReason(s.players, r.scores)],
+        seats: everySeat(s, function (seat) { return C.number(r.scores[seat]) + (seat === r.token ? " \u25CF" : ""); },
+                         function (seat) { return seat === r.token; })
+      };
+    },
     // One bid's steps: the lead shows its card (public), each other seat
     // enters one (hidden until the reveal, then its value).
     describe: function (st) {
@@ -204,6 +240,7 @@
   }
 
   function cardText(card) { return card[0] + " " + card[1]; }
+  var TRICK_COST = 20;           // companion/games/costly_tricks.py
 
   function reasoning(trick) {
     var lines = trick.steps.map(function (step) {
@@ -247,7 +284,7 @@
           h("p", { className: "big" }, t("{seat} wins the trick: {points} points",
             { seat: trickSeat(s, lt.seats[lt.winner]), points: lt.points })),
           list(lt.cards.map(function (card, i) {
-            return h("span", null, h("strong", null, trickSeat(s, lt.seats[i])), ": ", cardText(card));
+            return h("span", null, h("strong", null, C.label(trickSeat(s, lt.seats[i]))), " ", cardText(card));
           })),
           h("p", { className: "muted" }, reasoning(lt).join("; "))) });
       }
@@ -276,6 +313,31 @@
     series: function (steps) {
       return resetSeries(steps, "hands", function (hand) { return hand.points; }, "H");
     },
+    // A hand that ended (its points and tricks, its token), or a trick
+    // entered quickly (who won it, for how much: a trick entered card by
+    // card has its own "Last trick" with the judge's reasoning).
+    result: function (before, s, action) {
+      if (grew(before, s, "hands")) {
+        var hand = last(s.hands);
+        return {
+          title: over(t("Hand {n} over", { n: s.hands.length }), hand.token === null || hand.token === undefined
+            ? t("No token: 0 to 0") : t("{name} takes a token", { name: name(s, hand.token) })),
+          lines: [],
+          seats: everySeat(s, function (p) {
+            return t("{points} points, {tricks} tricks", { points: C.signed(hand.points[p]), tricks: hand.tricks[p] });
+          }, function (p) { return p === hand.token; })
+        };
+      }
+      var played = function (st) { return (st.tricks || []).reduce(function (a, b) { return a + b; }, 0); };
+      if (s.lead === null || before.lead === null || s.last_trick || played(s) !== played(before) + 1) return null;
+      // The trick's card points: the entry's own, else what its side took
+      // (a side's score is its card points less 20 a trick: docs/rules.md).
+      var side = s.tricks[0] > before.tricks[0] ? 0 : 1;
+      var points = action && typeof action.points === "number" ? action.points
+        : s.scores[side] - before.scores[side] + TRICK_COST;
+      return { title: t("Trick to {seat}: {points} points", { seat: trickSeat(s, s.lead), points: points }),
+               lines: [], seats: null };
+    },
     describe: function (st) {
       var s = st.state;
       if (st.action.type === "deal") return t("Deal: {seat} leads", { seat: trickSeat(s, st.action.lead) });
@@ -298,7 +360,7 @@
 
   G.fight = {
     columns: function () { return []; },
-    sub: function (s, seat) { return t("Coins") + ": " + coinsText(s.coins[seat]); },
+    sub: function (s, seat) { return C.label(t("Coins")) + " " + coinsText(s.coins[seat]); },
     markers: function (s, seat) {
       if (s.out.indexOf(seat) >= 0) return [t("out")];
       return seat === s.turn ? [t("to play")] : [];
@@ -307,8 +369,13 @@
     status: function (s) {
       var lines = [];
       if (!s.finished && s.turn !== null) lines.push(t("{name} to play", { name: name(s, s.turn) }));
-      lines.push(t("On the table") + ": " + coinsText(s.table));
+      lines.push(C.label(t("On the table")) + " " + coinsText(s.table));
       return lines;
+    },
+    // A player who has just gone out.
+    result: function (before, s) {
+      if (!grew(before, s, "out")) return null;
+      return { title: t("{name} is out: no coins left", { name: name(s, last(s.out)) }), lines: [], seats: null };
     },
     sections: function (s) {
       if (!s.out.length) return [];
@@ -340,6 +407,17 @@
 
   G["sloppy-seconds"] = {
     columns: function () { return []; },
+    // A hand that was scored: each seat's points for it and its total now.
+    result: function (before, s) {
+      if (!grew(before, s, "hands")) return null;
+      var hand = last(s.hands);
+      return {
+        title: t("Hand {h} scored", { h: s.hands.length }), lines: [],
+        seats: everySeat(s, function (seat) {
+          return t("{change}, now {total}", { change: C.signed(hand.points[seat]), total: C.number(s.scores[seat]) });
+        })
+      };
+    },
     markers: function (s, seat) {
       var out = [];
       if (seat === s.dealer && !s.finished) out.push(t("deals"));
@@ -374,7 +452,7 @@
     },
     describe: function (st) {
       var a = st.action, s = st.state;
-      if (a.type === "hand") return t("Hand entered") + ": " + a.points.map(function (p, seat) {
+      if (a.type === "hand") return C.label(t("Hand entered")) + " " + a.points.map(function (p, seat) {
         return name(s, seat) + " " + Object.keys(p).map(function (k) { return (SUITS[k] || k) + p[k]; }).join(" ");
       }).join(" · ");
       if (a.type === "trick") {
@@ -388,6 +466,20 @@
 
   // -- Yenta ----------------------------------------------------------------------------------
   G.yenta = {
+    // A hand that ended: whether the bidder made the bid, each seat's change and total.
+    result: function (before, s) {
+      if (!grew(before, s, "hands")) return null;
+      var hand = last(s.hands);
+      var made = hand.points[hand.bidder] >= hand.bid;
+      return {
+        title: over(t("Hand {n} over", { n: s.hands.length }),
+                    t(made ? "{name} made {bid}" : "{name} lost {bid}", { name: name(s, hand.bidder), bid: hand.bid })),
+        lines: [],
+        seats: everySeat(s, function (seat) {
+          return t("{change}, now {total}", { change: C.signed(hand.delta[seat]), total: C.number(s.scores[seat]) });
+        }, function (seat) { return seat === hand.bidder; })
+      };
+    },
     columns: function (s) {
       return [
         { head: t("Hand points"), cell: function (seat) { return C.number(s.hand_points[seat]); } },
@@ -428,6 +520,36 @@
 
   // -- Diabolo ------------------------------------------------------------------------------------
   G.diabolo = {
+    // A colour that was scored (who scored what, a double played marked
+    // ×2), and the round's end when it was the last colour of the round.
+    result: function (before, s, action) {
+      var sameRound = s.round === before.round && !s.finished;
+      // A score: the round's scored colours grew, or the round (or the game) ended with its last colour.
+      var isScore = action ? action.type === "score"
+        : sameRound ? grew(before, s, "scored") : s.round !== before.round || (s.finished && !before.finished);
+      if (!isScore) return null;
+      var color = action ? action.color : sameRound ? last(s.scored) : null;
+      if (!color) {
+        var left = (before.colors || []).filter(function (c) { return (before.scored || []).indexOf(c) < 0; });
+        color = left.length === 1 ? left[0] : null;
+      }
+      // A double played this round is spent (known while the round goes on).
+      var doubled = s.players.map(function (_, seat) {
+        return sameRound && !!before.doubles_left[seat] && !s.doubles_left[seat];
+      });
+      var who = s.players.map(function (_, seat) { return seat; }).filter(function (seat) {
+        return s.scores[seat] !== before.scores[seat] || doubled[seat];
+      });
+      var lines = who.length ? [] : [t("Nobody scores")];
+      if (!sameRound && color) lines.push(t("Round {n} over", { n: before.round }));
+      return {
+        title: color ? capital(t("{color} scored", { color: C.colour(color) })) : t("Round {n} over", { n: before.round }),
+        lines: lines,
+        seats: who.map(function (seat) {
+          return { seat: seat, text: (doubled[seat] ? "\u00D72 " : "") + C.signed(s.scores[seat] - before.scores[seat]), strong: false };
+        })
+      };
+    },
     columns: function (s) {
       return [
         { head: t("Double"), cell: function (seat) { return s.doubles_left[seat] ? t("in hand") : h("span", { className: "muted" }, t("spent")); } }
@@ -477,6 +599,11 @@
 
   // -- Free scoreboard ----------------------------------------------------------------------------
   G.scoreboard = {
+    // A secret round revealed: every seat's number.
+    result: function (before, s) {
+      if (!s.reveal || same(s.reveal, before.reveal)) return null;
+      return { title: t("Revealed!"), lines: [], seats: everySeat(s, function (seat) { return C.number(s.reveal[seat]); }) };
+    },
     columns: function (s) {
       var cols = [];
       if (s.tokens.some(function (n) { return n > 0; })) {
@@ -490,7 +617,11 @@
     },
     sections: function (s, steps) {
       var out = [];
-      if (s.reveal) {
+      // The newest reveal is on the board itself until the next entry (result()): here after it.
+      var entries = steps.filter(function (st) { return st.action.type !== "clock"; });
+      var latest = entries.length > 1 ? entries[entries.length - 1] : null;
+      var onBoard = latest && latest.before && latest.state.reveal && !same(latest.state.reveal, latest.before.reveal);
+      if (s.reveal && !onBoard) {
         out.push({ title: t("Last reveal"), className: "reveal", body: h("div", { className: "reveal-cards" }, s.players.map(function (p, seat) {
           return h("div", { className: "reveal-card" }, h("div", { className: "who" }, C.dot(seat), " ", p),
             h("div", { className: "card-face" }, C.number(s.reveal[seat])));
@@ -535,7 +666,7 @@
     describe: function (st) {
       var a = st.action;
       var parts = Object.keys(a).filter(function (k) { return k !== "type"; }).map(function (k) { return k + " " + JSON.stringify(a[k]); });
-      return a.type + (parts.length ? ": " + parts.join(", ") : "");
+      return parts.length ? C.label(a.type) + " " + parts.join(", ") : a.type;
     }
   };
 

@@ -24,7 +24,7 @@
     });
   }
 
-  // -- the PIN: this tab's (common.js), or asked for once -------------------------
+  // -- the PIN: the phone's (common.js), or asked for once ------------------------
   function withPin(done) {
     var saved = C.pin.get();
     if (saved) return done(saved);
@@ -42,30 +42,54 @@
     document.getElementById("pin-cancel").onclick = function () { form.hidden = true; };
   }
 
-  // A refused PIN is forgotten so that the next try asks again.
+  // A PIN the box took is kept for the phone; a refused one is forgotten
+  // (common.js), so that the next try asks again.
   function answered(r, pin) {
-    if (r.ok) { C.pin.set(pin); } else if (r.status === 403 || r.status === 401) { C.pin.clear(); }
+    if (r.ok) C.pin.set(pin);
+    else C.pinRefused(r.status, { "X-Table-Pin": pin });
     return r;
   }
 
   // -- /history: import a log ---------------------------------------------------------
+  // The box says which line of the file it refused ("line 3: ...", the
+  // replay contract's words); a person reads which step of the game it is.
+  function importRefusal(error) {
+    var m = /^line (\d+): ([\s\S]*)$/.exec(error || "");
+    return m ? t("Step {n} of the file is refused: {reason}", { n: m[1], reason: m[2] }) : error;
+  }
+
   function startImport() {
     var form = document.getElementById("import-form");
     if (!form) return;
     var msg = document.getElementById("import-msg");
-    if (C.pin.get()) form.elements.pin.value = C.pin.get();
+    // A phone that gave the PIN once is not asked again: the field hides
+    // while the PIN is kept, and comes back when the box refuses it.
+    function drawPin() {
+      var kept = C.pin.get();
+      form.elements.pin.value = kept;
+      form.elements.pin.required = !kept;
+      document.getElementById("import-pin").hidden = !!kept;
+      document.getElementById("import-pin-kept").hidden = !kept;
+    }
+    drawPin();
+    var chosen = document.getElementById("import-file-name");
+    form.elements.file.addEventListener("change", function () {
+      var file = form.elements.file.files[0];
+      chosen.textContent = file ? file.name : t("No file chosen yet.");
+    });
     form.addEventListener("submit", function (e) {
       e.preventDefault();
       var file = form.elements.file.files[0];
-      var pin = form.elements.pin.value.trim();
-      if (!file) return C.message(msg, t("Choose a log file first."), "error");
+      var pin = C.pin.get() || form.elements.pin.value.trim();
+      if (!file) return C.message(msg, t("Choose the game's file first."), "error");
       if (!pin) return C.message(msg, t("Enter the table PIN first."), "error");
       C.message(msg, t("Sending…"));
       file.text().then(function (text) {
         return C.api("POST", "/api/history/import", text, { "X-Table-Pin": pin });
       }).then(function (r) {
         answered(r, pin);
-        if (!r.ok) return C.message(msg, r.error, "error");
+        drawPin();
+        if (!r.ok) return C.message(msg, importRefusal(r.error), "error");
         C.replace(msg, t("Imported as game {id}.", { id: r.body.id }), " ",
           h("a", { href: "/history/" + r.body.id }, t("Open it")));
         msg.className = "msg ok";
@@ -155,10 +179,10 @@
     function show(k) {
       index = Math.max(0, Math.min(last, k));
       var step = steps[index];
-      where.textContent = t("Step {k} of {n}", { k: index + 1, n: steps.length }) + " · " + t("line {n}", { n: step.n });
+      where.textContent = t("Step {k} of {n}", { k: index + 1, n: steps.length });
       action.textContent = describe(step, step.state);
       if (C.renderBoard) {
-        C.renderBoard(board, step.state);
+        C.renderBoard(board, step.state, { steps: inEffect(steps, index) });
         var title = board.querySelector(".game-title");       // the page's own title says it
         if (title) title.remove();
       } else {
@@ -192,9 +216,9 @@
         var url = "/api/history/" + record.id + "/export.jsonl?lang=" + encodeURIComponent(C.boot.lang || "en");
         fetch(url, { headers: { "X-Table-Pin": pin }, cache: "no-store" }).then(function (response) {
           if (!response.ok) {
-            return response.json().then(function (body) {
-              answered({ ok: false, status: response.status }, pin);
-              C.message(msg, body.error || String(response.status), "error");
+            answered({ ok: false, status: response.status }, pin);
+            return response.text().then(function (text) {
+              C.message(msg, C.errorText(response.status, text), "error");
             });
           }
           C.pin.set(pin);

@@ -2,7 +2,7 @@
    a name typed here once is on the box's list at every new game.  Each
    player can be renamed (their past games show the new name; the games'
    logs keep theirs) or merged into another (a name typed twice).  Writes
-   need the table PIN saved in this tab (control.js).  The texts come
+   need the table PIN this phone keeps (common.js, control.js).  The texts come
    translated in #roster-texts (web/templates/control.html). */
 (function () {
   "use strict";
