@@ -344,7 +344,8 @@ def test_every_crash_state_of_an_interval_is_checked_and_undone(tmp_path):
            ("w", 16384, b"\x06" * 4096)]
     seen = []
 
-    def check(path, flushed_at):
+    def check(path, flushed_at, lying=False):
+        assert lying == (not seen)
         seen.append((flushed_at, path.read_bytes()))
         return 0
 
@@ -385,7 +386,7 @@ def test_a_long_interval_is_sampled_and_the_cycle_capped(tmp_path, monkeypatch):
     monkeypatch.setattr(cs, "MAX_STATES", 10)
     image = tmp_path / "card.raw"
     image.write_bytes(bytes(40 * 4096))
-    out = cs.check_cycle(image, [("w", o, d) for o, d in writes], {}, lambda p, f: 0, random.Random(1),
+    out = cs.check_cycle(image, [("w", o, d) for o, d in writes], {}, lambda p, f, lying=False: 0, random.Random(1),
                          lying=False)
     assert out["crash_states_checked"] == 10 and out["capped"]
 
