@@ -6,6 +6,10 @@ Each figure is printed beside a baseline measured in the same run on the same
 machine (a bare gpiozero callback, a bare streaming endpoint, a bare JSON
 parse...), so numbers from different machines can be compared by their ratio.
 Targets are printed, never asserted: the tests do not time anything.
+A run that fails (a suite that raised, or one whose own run reports an
+error, a non-zero exit or ``"ok": false``, as the VM runs do) is named at
+the end and the command exits 1; a suite skipped for want of root, a
+cgroup or PostgreSQL is not a failure.
 
 ``--pi`` adds the Pi-class figures (``bench_pi``): the companion in a CPU
 cgroup at 1/4 and 1/8 of one core, each figure beside its unthrottled run
@@ -58,7 +62,24 @@ def fmt(value) -> str:
     return str(value)
 
 
-def main(argv=None) -> int:
+def failures(results: dict, where: str = "") -> list[str]:
+    """Where the results say a run failed: an ``error``, a non-zero ``exit``,
+    ``"ok": false``, at any depth."""
+    found = []
+    for key, value in results.items():
+        here = f"{where}{key}"
+        if key == "error" and value:
+            found.append(f"{where.rstrip('.') or key}: {str(value)[:300]}")
+        elif key == "exit" and isinstance(value, int) and value != 0:
+            found.append(f"{where.rstrip('.')}: exit {value}")
+        elif key == "ok" and value is False:
+            found.append(f"{where.rstrip('.')}: not ok")
+        elif isinstance(value, dict):
+            found += failures(value, here + ".")
+    return found
+
+
+def main(argv=None, results_dir: Path | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench")
     p.add_argument("--quick", action="store_true", help="fewer samples (smoke run)")
     p.add_argument("--only", nargs="*", help="suites to run (default: all)")
@@ -86,7 +107,7 @@ def main(argv=None) -> int:
             traceback.print_exc()
             results[name] = {"error": f"{type(exc).__name__}: {exc}"}
         results[name]["_seconds"] = round(time.perf_counter() - t0, 2)
-    out = Path(__file__).with_name("results")
+    out = results_dir or Path(__file__).with_name("results")
     out.mkdir(exist_ok=True)
     (out / "latest.json").write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
     print(f"machine: {results['machine']}")
@@ -99,7 +120,10 @@ def main(argv=None) -> int:
         for key, value in flat.items():
             print(f"  {key:<{width}}  {fmt(value)}")
     print(f"\nwritten: {out / 'latest.json'}")
-    return 0
+    failed = failures({k: v for k, v in results.items() if k != "machine"})
+    for line in failed:
+        print(f"FAILED: {line}")
+    return 1 if failed else 0
 
 
 def _flatten(obj, prefix=""):

@@ -2,11 +2,18 @@
 
 * amd64 with 100 power cuts (QEMU SIGKILLed while a client posts actions)
   on the SD-card disk model (``tests/vm/lossy_disk.py``: every unflushed
-  write lost, or a random subset kept, at each cut; ``"disk_model"``), the
-  store checked before the companion opens it (``"cuts_before_open_checked"``):
+  write lost, or a random subset kept, some torn, at each cut;
+  ``"disk_model"``), four cuts in five aimed by the card at a moment it
+  holds unflushed writes (``"cuts_with_unflushed"``), each cut's card
+  checked from the host before any boot (``"host_check"``), every fifth
+  cycle's crash states replayed on the host (``"replay"``), the store
+  checked before the companion opens it (``"cuts_before_open_checked"``):
   acknowledged actions lost, store integrity, the time a cut costs; then
-  signed updates (``--update``): refusals, a rollback, 10 cuts during
-  updates (``COMPANION_VM_UPDATE_CUTS``) and the good update's time;
+  signed updates (``--update``): refusals, a rollback, a rollback after
+  acknowledged actions, 10 cuts during updates aimed at each of their
+  steps in turn (``COMPANION_VM_UPDATE_CUTS``; ``"phases_cut"``) with a
+  phone posting all through (``"acked_during_update"``), and the good
+  update's time;
 * arm64 (qemu-system-aarch64, ``virt``, TCG: emulated, so many times slower
   than a Pi): install with the ``pi`` extra and boot to serving.
 

@@ -304,6 +304,8 @@ def check(image: Path, workdir: Path, say) -> dict:
     finally:
         clean = first.shut_down()
     say(f"image: first boot stopped ({'clean poweroff' if clean else 'killed'})")
+    if not clean:       # the card was then cut, not shut down: what follows would not be a fresh box's
+        raise ImageError("the first boot did not power off by itself after its power key (QEMU killed)")
     layout = Card(card)
     after = ext4_bytes(card, layout.root["start"])
     grown_to = layout.root["start"] + layout.root["size"]
@@ -323,7 +325,9 @@ def check(image: Path, workdir: Path, say) -> dict:
         result["boot_to_serving_s"] = round(second.wait_serving(), 1)
         say(f"image: boot to serving: {result['boot_to_serving_s']} s")
     finally:
-        second.shut_down()
+        clean = second.shut_down()
+    if not clean:
+        raise ImageError("the second boot did not power off by itself after its power key (QEMU killed)")
     return result
 
 

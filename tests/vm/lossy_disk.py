@@ -1,8 +1,8 @@
 """The VM's root disk as an SD card sees a power cut: an NBD server that
 holds every write the guest has not flushed in memory, as a card's volatile
-cache does, and at a cut loses them (or, in "reorder" runs, keeps a random
-subset of them, as a card that wrote part of its cache back in its own
-order would).
+cache does, and at a cut loses them (or, in "reorder" cuts, keeps a random
+subset of them, some torn, as a card that wrote part of its cache back in
+its own order would).
 
 QEMU's drive is this server on a Unix socket with ``cache=none``: QEMU keeps
 no cache of its own, and the guest's flushes (the kernel's cache flush
@@ -11,11 +11,28 @@ writes the held writes to the disk file and fsyncs it, then answers; only
 then is the guest told its data is durable.
 
 What it models: a disk with a write-back cache of unbounded size that honours
-flushes, loses everything since the last flush at a cut, or persists an
+flushes and, at a cut, loses everything since the last flush, or persists an
 arbitrary subset of it (any order, at the granularity of the guest's write
-requests).  What it does not: writes torn inside one request, a card that
-lies about flushes, wear-levelling or its metadata being lost, bit rot,
-corruption of data flushed long ago.
+requests), some of those requests **torn** (a random part of their 512-byte
+sectors written, the rest not).  What it does not: a card that lies about
+flushes (``lies=True`` shows once what that does: no software can keep what
+its card throws away after saying it was kept), wear-levelling or its
+metadata being lost, bit rot, corruption of data flushed long ago.
+
+**Aimed cuts.**  A cut at a random moment seldom finds anything unflushed
+(the guest flushes often).  ``arm()`` lets the card choose the moment from
+what it holds: right after the guest's Nth write since its last flush
+(``"burst"``: N = 1 is "between a write and its flush"), or when a FLUSH
+arrives while it holds N writes or more (``"commit"``: before the guest's
+commit is done).  The card then stops answering (the request that fired it
+is never done) and sets ``fired``; the harness kills QEMU and calls
+``power_cut()``, so the cut comes exactly there.
+
+**The write stream.**  ``start_log()`` records every write and flush from
+then on, with the file's contents before the log's first change to each
+page (``undo``): from the disk file after the cut and that, the card at the
+log's start can be rebuilt, and every crash state between two flushes
+checked (tests/vm/crash_states.py).
 
 Prior art: LazyFS (Jepsen), ALICE (OSDI'14), dm-log-writes.
 
@@ -33,6 +50,7 @@ import socket
 import struct
 import sys
 import threading
+import time
 from pathlib import Path
 
 NBDMAGIC = 0x4E42444D41474943
@@ -53,6 +71,26 @@ CMD_READ, CMD_WRITE, CMD_DISC, CMD_FLUSH, CMD_TRIM, CMD_WRITE_ZEROES = 0, 1, 2, 
 EIO, EINVAL, ENOSPC = 5, 22, 28
 
 MODES = ("drop", "reorder")
+AIMS = ("burst", "commit")
+SECTOR = 512
+
+
+def tear(length: int, rng: random.Random) -> list[int] | None:
+    """A request of ``length`` bytes torn at a cut: the indexes of a random
+    non-empty, proper subset of its 512-byte sectors (the ones that reach
+    the card); ``None`` for a single sector, which cannot tear."""
+    count = (length + SECTOR - 1) // SECTOR
+    if count < 2:
+        return None
+    while True:
+        chosen = [i for i in range(count) if rng.random() < 0.5]
+        if 0 < len(chosen) < count:
+            return chosen
+
+
+def torn_pieces(offset: int, data: bytes, sectors: list[int]) -> list[tuple[int, bytes]]:
+    """The parts of a write that a tear lets through: (offset, bytes) for each sector kept."""
+    return [(offset + i * SECTOR, data[i * SECTOR:(i + 1) * SECTOR]) for i in sectors]
 
 
 class ProtocolError(Exception):
@@ -76,18 +114,28 @@ def _recv(conn: socket.socket, n: int) -> bytes:
 
 class Cache:
     """The card's volatile cache over the disk file: writes since the last
-    flush, in the order they came, and what a read sees (them over the file)."""
+    flush, in the order they came, and what a read sees (them over the file).
 
-    def __init__(self, path: Path):
+    ``lies``: a card that answers a flush without doing it (its writes stay
+    held, and a cut loses them): not a model of the box's card, the limit of
+    what any software on it can promise."""
+
+    def __init__(self, path: Path, *, lies: bool = False):
         self.fd = os.open(path, os.O_RDWR)
         self.size = os.fstat(self.fd).st_size
+        self.lies = lies
         self.pending: list[tuple[int, bytes]] = []
         # What the guest reads back: the newest unflushed bytes, per 4 KiB page.
         self.pages: dict[int, bytearray] = {}
         self.lock = threading.Lock()
         self.epoch = 0          # grows at each cut: requests of an older client are refused
         self.stats = {"writes": 0, "flushes": 0, "cuts": 0, "lost_writes": 0, "kept_writes": 0,
-                      "lost_bytes": 0}
+                      "torn_writes": 0, "lost_bytes": 0}
+        # The write stream, while logging (start_log): ("w", offset, data) and
+        # ("f", monotonic time the flush was done, before its answer); and the
+        # file's pages as they were before the log first changed them.
+        self.log: list[tuple] | None = None
+        self.undo: dict[int, bytes] = {}
 
     PAGE = 4096
 
@@ -118,10 +166,13 @@ class Cache:
                 pos += take
             return bytes(out)
 
-    def write(self, offset: int, data: bytes, epoch: int | None = None) -> None:
+    def write(self, offset: int, data: bytes, epoch: int | None = None) -> int:
+        """Hold a write; how many writes the cache now holds."""
         with self.lock:
             self._alive(epoch)
             self.pending.append((offset, data))
+            if self.log is not None:
+                self.log.append(("w", offset, data))
             self.stats["writes"] += 1
             pos, end, at = offset, offset + len(data), 0
             while pos < end:
@@ -129,35 +180,78 @@ class Cache:
                 take = min(self.PAGE - skip, end - pos)
                 self._page(index)[skip:skip + take] = data[at:at + take]
                 pos, at = pos + take, at + take
+            return len(self.pending)
+
+    def _keep_undo(self, offset: int, length: int) -> None:
+        """Before the file changes under a log: its pages as they were."""
+        if self.log is None:
+            return
+        for index in range(offset // self.PAGE, (offset + length - 1) // self.PAGE + 1):
+            if index not in self.undo:
+                start = index * self.PAGE
+                self.undo[index] = os.pread(self.fd, min(self.PAGE, self.size - start), start)
 
     def flush(self, epoch: int | None = None) -> None:
         """Make every held write durable in the file (then the guest is told)."""
         with self.lock:
             self._alive(epoch)
+            self.stats["flushes"] += 1
+            if self.lies:       # "done", says the card; nothing was written
+                self.stats["lied_flushes"] = self.stats.get("lied_flushes", 0) + 1
+                return
             for index, page in sorted(self.pages.items()):
+                self._keep_undo(index * self.PAGE, len(page))
                 os.pwrite(self.fd, page, index * self.PAGE)
             os.fsync(self.fd)
             self.pending.clear()
             self.pages.clear()
-            self.stats["flushes"] += 1
+            if self.log is not None:
+                self.log.append(("f", time.monotonic()))
+
+    def start_log(self) -> None:
+        """Record the write stream from now on.  The writes already held
+        belong to its first interval (the file is the card's durable state)."""
+        with self.lock:
+            self.log = [("w", offset, data) for offset, data in self.pending]
+            self.undo = {}
+
+    def stop_log(self) -> tuple[list[tuple], dict[int, bytes]]:
+        with self.lock:
+            log, undo = self.log or [], self.undo
+            self.log, self.undo = None, {}
+            return log, undo
 
     def power_loss(self, rng: random.Random | None = None) -> dict:
         """The cut: the held writes are lost; with ``rng`` ("reorder"), each
-        of them reaches the file or not, independently (so a later write may
-        land while an earlier one is lost)."""
+        of them reaches the file whole (a third of the time), torn (a third:
+        some of its sectors, :func:`tear`) or not at all, independently (so a
+        later write may land while an earlier one is lost)."""
         with self.lock:
-            kept = [w for w in self.pending if rng is not None and rng.random() < 0.5]
-            for offset, data in kept:
+            landed: list[tuple[int, bytes]] = []        # what reaches the file, in order
+            whole = torn = 0
+            for offset, data in self.pending:
+                if rng is None:
+                    continue
+                draw = rng.random()
+                sectors = tear(len(data), rng) if 1 / 3 <= draw < 2 / 3 else None
+                if sectors is not None:
+                    torn += 1
+                    landed += torn_pieces(offset, data, sectors)
+                elif draw < 1 / 3 or (draw < 2 / 3 and rng.random() < 0.5):   # one sector: whole or nothing
+                    whole += 1
+                    landed.append((offset, data))
+            for offset, data in landed:
+                self._keep_undo(offset, len(data))
                 os.pwrite(self.fd, data, offset)
             os.fsync(self.fd)
-            lost = len(self.pending) - len(kept)
-            cut = {"unflushed_writes": len(self.pending), "kept_writes": len(kept), "lost_writes": lost,
-                   "lost_bytes": sum(len(d) for _, d in self.pending) - sum(len(d) for _, d in kept)}
+            held = sum(len(d) for _, d in self.pending)
+            cut = {"unflushed_writes": len(self.pending), "kept_writes": whole, "torn_writes": torn,
+                   "lost_writes": len(self.pending) - whole - torn,
+                   "lost_bytes": held - sum(len(d) for _, d in landed)}
             self.epoch += 1
             self.stats["cuts"] += 1
-            self.stats["lost_writes"] += lost
-            self.stats["kept_writes"] += len(kept)
-            self.stats["lost_bytes"] += cut["lost_bytes"]
+            for key in ("lost_writes", "kept_writes", "torn_writes", "lost_bytes"):
+                self.stats[key] += cut[key]
             self.pending.clear()
             self.pages.clear()
             return cut
@@ -171,12 +265,19 @@ class LossyDisk:
     (QEMU's drive).  ``power_cut()`` after QEMU is killed; ``close()``
     after a clean power-off (QEMU's DISC: its flushes went through)."""
 
-    def __init__(self, path: Path, sock_path: Path, *, mode: str = "drop", seed: int | None = None):
+    def __init__(self, path: Path, sock_path: Path, *, mode: str = "drop", seed: int | None = None,
+                 lies: bool = False):
         if mode not in MODES:
             raise ValueError(f"mode {mode!r}: one of {MODES}")
         self.path, self.sock_path, self.mode = Path(path), Path(sock_path), mode
         self.rng = random.Random(seed)
-        self.cache = Cache(self.path)
+        self.cache = Cache(self.path, lies=lies)
+        # The aimed cut (arm): what fires it, and the moment it fired.
+        self._aim: tuple[str, int] | None = None
+        self.fired = threading.Event()
+        self.fired_at: dict | None = None
+        self._power_gone = threading.Event()
+        self._aim_lock = threading.Lock()
         self.sock_path.unlink(missing_ok=True)
         self.listener = socket.socket(socket.AF_UNIX)
         self.listener.bind(str(self.sock_path))
@@ -257,13 +358,13 @@ class LossyDisk:
                 error = ENOSPC if kind != CMD_READ else EINVAL
             elif kind == CMD_READ:
                 payload = cache.read(offset, length, epoch)
-            elif kind == CMD_WRITE:
-                cache.write(offset, data, epoch)
-            elif kind in (CMD_WRITE_ZEROES, CMD_TRIM):
+            elif kind in (CMD_WRITE, CMD_WRITE_ZEROES, CMD_TRIM):
                 # A trimmed range may read back as anything: zeros, held like
                 # any other write until a flush.
-                cache.write(offset, bytes(length), epoch)
+                held = cache.write(offset, data if kind == CMD_WRITE else bytes(length), epoch)
+                self._aimed("burst", held)
             elif kind == CMD_FLUSH:
+                self._aimed("commit", len(cache.pending))
                 try:
                     cache.flush(epoch)
                 except OSError:
@@ -272,19 +373,58 @@ class LossyDisk:
                 error = EINVAL
             conn.sendall(struct.pack(">IIQ", SIMPLE_REPLY_MAGIC, error, handle) + payload)
 
+    def _aimed(self, moment: str, held: int) -> None:
+        """At a write just held ("burst") or a flush about to be done
+        ("commit"): if the card is armed for this moment and holds enough,
+        it fires: the request is never answered, nothing more is done, and
+        the harness cuts (``power_cut`` wakes this thread, which then ends)."""
+        with self._aim_lock:
+            if self._aim is None or self._aim[0] != moment or held < self._aim[1] or held == 0:
+                return
+            self.fired_at = {"aim": moment, "held": held, "at": time.monotonic()}
+            self._aim = None
+            gone = self._power_gone
+            self.fired.set()
+        gone.wait()
+        raise PowerGone()
+
     # -- the harness's side ----------------------------------------------------------------------
+    def arm(self, aim: str, count: int = 1) -> None:
+        """Let the card choose the cut: ``"burst"``, right after it holds
+        ``count`` unflushed writes; ``"commit"``, at a FLUSH while it holds
+        ``count`` or more.  ``fired`` is set then; the caller kills QEMU and
+        calls :meth:`power_cut`."""
+        if aim not in AIMS or count < 1:
+            raise ValueError(f"aim {aim!r} (one of {AIMS}), count {count} (1 or more)")
+        with self._aim_lock:
+            self.fired.clear()
+            self.fired_at = None
+            self._power_gone = threading.Event()      # this aim's own: an older fired thread keeps its
+            self._aim = (aim, count)
+
+    def disarm(self) -> bool:
+        """No aimed cut after all; whether it had already fired (then cut anyway)."""
+        with self._aim_lock:
+            self._aim = None
+            return self.fired.is_set()
+
     def power_cut(self, reorder: bool | None = None, rng: random.Random | None = None) -> dict:
         """After QEMU was killed: the card loses its power.  ``reorder``
         overrides the server's mode for this cut, ``rng`` its random draws."""
         if reorder is None:
             reorder = self.mode == "reorder"
+        with self._aim_lock:
+            self._aim = None
         conn = self.conn
         if conn is not None:
             try:
                 conn.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
-        return self.cache.power_loss((rng or self.rng) if reorder else None)
+        try:
+            return self.cache.power_loss((rng or self.rng) if reorder else None)
+        finally:
+            self._power_gone.set()      # a fired request: its thread ends, undone
 
     def close(self) -> None:
         """Stop serving.  Writes still held (a client that left without

@@ -26,16 +26,24 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import vmlib
+from companion.limits import MAX_GAME_LINES
 
 FINAL = ("done", "failed")
 WAIT_S = 1800      # one update in the emulated guest (its environment built from 30 wheels), generous
 COMPANION = "/opt/companion/current/venv/bin/companion"
 # The owner's password for the run (10+ characters, not only digits).
 OWNER_PASSWORD = "vm owner password 1"
+# A phone's pace: an action every PAUSE_S at most (a game holds MAX_GAME_LINES).
+PAUSE_S = 0.2
+# The sick version dies this long after each READY=1 (the health check wants 15 s up).
+SICK_AFTER_S = 6
+# The moments of an update a cut is aimed at, in order; cut i aims at PHASES[i % 7].
+PHASES = ("upload", "verify", "build", "back-up", "switch", "health check", "after")
 
 
 def release_base() -> int:
@@ -98,17 +106,36 @@ class Bundler:
         self.count += 1
         return f"{self.base}.{self.count}.0"
 
-    def make(self, version: str, *, bad: bool = False, key: Path | None = None) -> Path:
-        """A bundle of ``version`` (of the failing source with ``bad``), signed
+    def make(self, version: str, *, bad: bool = False, sick: bool = False, key: Path | None = None) -> Path:
+        """A bundle of ``version`` (of the failing source with ``bad``, of one
+        that serves and then fails its health check with ``sick``), signed
         with the run's release key or ``key``."""
         key = key or self.key
-        path = self.out / f"{version}{'-bad' if bad else ''}{'' if key == self.key else '-' + key.stem}.bundle"
+        kind = "-bad" if bad else "-sick" if sick else ""
+        path = self.out / f"{version}{kind}{'' if key == self.key else '-' + key.stem}.bundle"
+        source = self.bad_source if bad else self.sick_source() if sick else self.source
         if not path.exists():
             subprocess.run([*self.companion, "bundle", str(path), "--key", str(key), "--version", version,
-                            "--machine", self.machine, "--wheels", str(self.wheels),
-                            "--source", str(self.bad_source if bad else self.source)],
+                            "--machine", self.machine, "--wheels", str(self.wheels), "--source", str(source)],
                            check=True, capture_output=True)
         return path
+
+    def sick_source(self) -> Path:
+        """The source of a version that passes its self-check, starts, serves
+        the table (acknowledging its actions), then dies SICK_AFTER_S after
+        each READY=1: it never stays up the health check's SETTLE_S, so the
+        installer rolls it back after it acknowledged actions."""
+        sick = self.out / "sick-source"
+        if not sick.exists():
+            shutil.copytree(self.source, sick, symlinks=True)
+            runner = sick / "appliance/runner.py"
+            text = runner.read_text()
+            ready = 'sdnotify.notify("READY=1")'
+            if text.count(ready) != 1:
+                raise RuntimeError(f"appliance/runner.py no longer says {ready} once: the sick bundle needs it")
+            runner.write_text(text.replace(ready, ready + f"; __import__('threading').Timer({SICK_AFTER_S}, "
+                                           "__import__('os')._exit, (3,)).start()  # tests/vm: a sick version"))
+        return sick
 
 
 def make_owner(vm, password: str = OWNER_PASSWORD) -> None:
@@ -173,10 +200,295 @@ def current(vm) -> str:
     return vm.must("basename \"$(readlink /opt/companion/current)\"").strip()
 
 
+
+
+# -- a phone posting actions all through an update ------------------------------------------------
+
+class Actions:
+    """A phone at the table posting ``add`` actions, one after the other,
+    all through an update: each answer counted.  200 is acknowledged (it
+    must be in the store); no answer at all (the box went down under it)
+    is unknown (it may be); a refused connection was never sent; any other
+    answer is a refusal, recorded, and fails the run (the box refuses no
+    good action, updating or not).  ``watch``: each action is framed by two
+    ``GET /api/update``, whose ``version`` (the current link) says which
+    version acknowledged it when both agree."""
+
+    def __init__(self, vm, rng, watch: bool = False):
+        self.vm, self.rng, self.watch = vm, rng, watch
+        self.sent: list[dict] = []
+        self.refused: list[str] = []
+        self.stop_event = threading.Event()
+        self.thread: threading.Thread | None = None
+        self.n = 0
+
+    def start(self) -> "Actions":
+        self.thread = threading.Thread(target=self._post, daemon=True, name="update-actions")
+        self.thread.start()
+        return self
+
+    def stop(self) -> "Actions":
+        self.stop_event.set()
+        if self.thread is not None:
+            self.thread.join(120)
+        return self
+
+    def _version(self) -> str | None:
+        found = status(self.vm)
+        return found and found.get("version")
+
+    def _post(self) -> None:
+        vm = self.vm
+        while not self.stop_event.is_set():
+            self.n += 1
+            action = {"type": "add", "seat": self.n % 3, "points": self.rng.randint(-5, 20)}
+            before = self._version() if self.watch else None
+            try:
+                code, body = vm.http("POST", "/api/actions", action, {"X-Table-Pin": vm.pin}, timeout=30)
+            except ConnectionRefusedError:
+                self.stop_event.wait(0.3)           # the box is not up: nothing was sent
+                continue
+            except (OSError, http.client.HTTPException):
+                self.sent.append({"line": json.dumps(action), "outcome": "unknown"})
+                self.stop_event.wait(0.3)
+                continue
+            if code == 200:
+                after = self._version() if self.watch else None
+                self.sent.append({"line": json.dumps(action), "outcome": "acked", "by": before if before == after
+                                  else None})
+            else:
+                self.refused.append(f"{code} {body[:160]!r}")
+                self.stop_event.wait(0.5)
+            self.stop_event.wait(PAUSE_S)
+
+    @property
+    def acked(self) -> list[str]:
+        return [s["line"] for s in self.sent if s["outcome"] == "acked"]
+
+    def entries(self) -> list[tuple[str, bool]]:
+        return [(s["line"], s["outcome"] == "acked") for s in self.sent]
+
+
+# -- a cut aimed at a moment of an update ----------------------------------------------------------
+
+# Run in the guest (its python3, stdlib only): waits, watching root's
+# folder, the service's inbox and the release links (inotify), until the
+# update reaches the aimed step; waits ``delay`` more; freezes the unit that
+# runs it (cgroup.freeze: the step goes no further) and says where the
+# update is.  The harness then cuts.
+TRAP = r"""
+import ctypes, json, os, select, sys, time
+spec = json.loads(sys.argv[1])
+paths = dict({"root": "/var/lib/companion-update", "inbox": "/var/lib/companion/update", "opt": "/opt/companion",
+              "cgroup": "/sys/fs/cgroup/system.slice", "armed": "/run/companion-vm-trap.armed"},
+             **spec.get("paths", {}))
+ROOT, INBOX, OPT = paths["root"], paths["inbox"], paths["opt"]
+STEPS = {"prepared": "back-up", "backed-up": "back-up", "checking": "back-up", "switching": "switch",
+         "switched": "health check", "rolling-back": "rolling back"}
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+def link(name):
+    try:
+        return os.path.basename(os.readlink(OPT + "/" + name))
+    except OSError:
+        return None
+
+first = (load(ROOT + "/status.json") or {}).get("request")
+
+def where():
+    marker = load(ROOT + "/pending.json") or {}
+    state = load(ROOT + "/status.json") or {}
+    mine = state.get("request") not in (None, first)
+    if marker.get("phase"):
+        return STEPS.get(marker["phase"], marker["phase"]), marker["phase"]
+    if mine and state.get("state") in ("done", "failed"):
+        return "after", state["state"]
+    if mine and state.get("state") in ("verifying", "installing"):
+        return ("verify" if state["state"] == "verifying" else "build"), state["state"]
+    if os.path.exists(INBOX + "/request"):
+        return "verify", "asked"
+    return "upload", "receiving" if os.path.exists(INBOX + "/incoming.bundle.part") else "sending"
+
+ORDER = ["sending", "receiving", "asked", "verifying", "installing", "prepared", "backed-up", "checking",
+         "switching", "switched", "rolling-back", "done"]
+TARGET = {"upload": "receiving", "verify": "verifying", "build": "installing", "switch": "switching",
+          "health check": "switched", "after": "done"}
+
+def position():
+    step = where()[1]
+    return ORDER.index("done" if step == "failed" else step) if step in ORDER or step == "failed" else -1
+
+def reached():      # "yes" at the aimed step, "passed" once beyond it (the trap then gives up), else None
+    if spec.get("variant") == "between the links":
+        target = ORDER.index("switching")
+        if position() == target and link("previous") == spec["here"]:
+            return "yes"
+    else:
+        target = ORDER.index(spec.get("variant") or TARGET[spec["aim"]])
+        if position() == target:
+            return "yes"
+    return "passed" if position() > target else None
+
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.inotify_init1(os.O_NONBLOCK)
+for folder in (ROOT, INBOX, OPT):
+    os.makedirs(folder, exist_ok=True)
+    libc.inotify_add_watch(fd, folder.encode(), 0x100 | 0x80 | 0x8 | 0x200)   # CREATE MOVED_TO CLOSE_WRITE DELETE
+open(paths["armed"], "w").close()
+end = time.monotonic() + spec["timeout"]
+while reached() is None and time.monotonic() < end:
+    select.select([fd], [], [], 0.25)
+    try:
+        os.read(fd, 65536)
+    except BlockingIOError:
+        pass
+hit = reached() == "yes"
+time.sleep(spec.get("delay", 0))
+frozen = None
+if spec.get("freeze"):
+    path = "%s/%s/cgroup.freeze" % (paths["cgroup"], spec["freeze"])
+    if os.path.exists(path):
+        with open(path, "w") as f:
+            f.write("1")
+        frozen = spec["freeze"]
+phase, step = where()
+os.unlink(paths["armed"])
+print(json.dumps({"reached": hit, "phase": phase, "step": step, "frozen": frozen,
+                  "current": link("current"), "previous": link("previous")}))
+"""
+
+UPDATE_UNIT, SERVICE = "companion-update.service", "companion.service"
+
+
+def trap_spec(aim: str, here: str, rng) -> dict:
+    """Where in ``aim`` the cut falls: a variant of the step and a delay into it."""
+    spec = {"aim": aim, "here": here, "timeout": WAIT_S, "freeze": UPDATE_UNIT, "delay": 0.0}
+    # The delays stay well inside each step's length in the emulated guest
+    # (verify and the self-check take seconds, the build tens of seconds, the
+    # health check 20 s or more): the cut must land in the step it aims at.
+    if aim == "upload":            # the service writing the bundle it received into its inbox
+        spec.update(freeze=SERVICE, delay=rng.uniform(0.0, 0.1))
+    elif aim == "verify":
+        spec["delay"] = rng.uniform(0.0, 0.3)
+    elif aim == "build":
+        spec["delay"] = rng.uniform(0.0, 5.0)
+    elif aim == "back-up":
+        spec["variant"] = rng.choice(["prepared", "backed-up", "checking"])    # stopped, copied, self-check
+        spec["delay"] = rng.uniform(0.0, 0.5) if spec["variant"] == "checking" else 0.0
+    elif aim == "switch":
+        spec["variant"] = rng.choice(["switching", "between the links"])
+    elif aim == "health check":
+        spec["delay"] = rng.uniform(0.0, 8.0)
+    elif aim == "after":
+        spec.update(freeze=None, delay=rng.uniform(0.0, 3.0))
+    return spec
+
+
+class Trap:
+    """TRAP run in the guest on a thread of its own (the agent runs each
+    request on its own thread): ``armed()`` once it watches, ``result()``."""
+
+    def __init__(self, vm, spec: dict):
+        self.vm, self.spec, self.out = vm, spec, None
+        self.thread = threading.Thread(target=self._run, daemon=True, name="update-trap")
+        self.thread.start()
+        end = time.monotonic() + 120
+        while time.monotonic() < end and not vm.sh("test -e /run/companion-vm-trap.armed").ok:
+            if not self.thread.is_alive():
+                break
+            time.sleep(0.2)
+
+    def _run(self) -> None:
+        try:
+            res = self.vm.run(["python3", "-c", TRAP, json.dumps(self.spec)], timeout=self.spec["timeout"] + 60)
+            self.out = json.loads(res.stdout) if res.ok else {"error": str(res)}
+        except (vmlib.GuestError, ValueError) as exc:
+            self.out = {"error": f"{type(exc).__name__}: {exc}"}
+
+    def result(self) -> dict:
+        self.thread.join(self.spec["timeout"] + 120)
+        return self.out or {"error": "no answer from the trap"}
+
+
+# -- after each update: the box as a whole ---------------------------------------------------------
+
+def post_quietly(vm, path: Path) -> None:
+    """The upload of a cut update: the power may go under it."""
+    try:
+        post_bundle(vm, path)
+    except (OSError, http.client.HTTPException):
+        pass
+
+
+def settled(vm, say=None, timeout: float = WAIT_S) -> dict:
+    """Wait until nothing of an update is under way: no request in the inbox,
+    the root worker not running, no pending.json, the status final (or
+    none); the status then."""
+    end, told = time.monotonic() + timeout, time.monotonic()
+    # A oneshot unit is "activating" while it runs; a queued one has a job.
+    probe = ("test ! -e /var/lib/companion/update/request && test ! -e /var/lib/companion-update/pending.json"
+             " && ! systemctl list-jobs --no-legend | grep -q companion-update"
+             " && for u in companion-update.service companion-update-boot.service; do"
+             " [ \"$(systemctl show -p ActiveState --value $u)\" != activating ] || exit 1; done")
+    while time.monotonic() < end:
+        if vm.sh(probe, timeout=60).ok:
+            found = status(vm)          # None while the service restarts: not settled yet
+            if found is not None and found.get("state") in FINAL + ("none",):
+                return found
+        if say and time.monotonic() - told > 120:
+            told = time.monotonic()
+            say("vm: --update: waiting for the update to settle; the guest:\n" + guest_view(vm, 4))
+        time.sleep(2)
+    raise vmlib.GuestError(f"the update did not settle within {timeout:.0f} s; the guest:\n" + guest_view(vm, 40))
+
+
+def running_release(vm) -> list[str]:
+    """The releases the companion's running process has its code from
+    (the files it mapped: /proc/PID/maps names them by their real path)."""
+    pid = vm.must("systemctl show companion -p MainPID --value").strip()
+    out = vm.sh(f"grep -o '/opt/companion/releases/[^/]*/' /proc/{pid}/maps | sort -u").stdout
+    return sorted({line.strip().split("/")[4] for line in out.splitlines() if line.strip()})
+
+
+def check_box(run, here: str, target: str, previous: str | None, expect: tuple[str, ...]) -> tuple[str, list[str]]:
+    """After an update (cut or not): the version the links name and the one
+    the process runs, the previous link, nothing unfinished left; the
+    version it is on and what does not hold."""
+    vm, problems = run.vm, []
+    on, prev = current(vm), vm.must("basename \"$(readlink /opt/companion/previous)\" 2>/dev/null || true").strip()
+    if on not in expect:
+        problems.append(f"on {on!r}, not {' or '.join(expect)}")
+    code = running_release(vm)
+    if code != [on]:
+        problems.append(f"the running process's code is from {code}, the current link names {on!r}")
+    want_prev = here if on == target else previous
+    # A rollback on a box that had no previous version leaves previous naming
+    # the version it is back on (the installer does not remove the link it
+    # made): harmless (going back is refused: "no previous version"), allowed.
+    if (prev or None) != want_prev and not (on == here and previous is None and prev == here):
+        problems.append(f"previous is {prev!r}, not {want_prev!r} (current {on!r})")
+    left = vm.sh("ls -d /opt/companion/releases/*/.unfinished /var/lib/companion-update/work "
+                 "/var/lib/companion-update/pending.json 2>/dev/null").stdout.split()
+    if left:
+        problems.append(f"unfinished: {left}")
+    for name in {on, prev} - {"", None}:
+        if not vm.sh(f"test -x /opt/companion/releases/{name}/venv/bin/companion").ok:
+            problems.append(f"the release {name} the links name is not whole")
+    return on, problems
+
+
 def check(run, cuts: int, say) -> dict:
     vm = run.vm
     result = {"ok": True, "good_s": None, "bad_rolled_back_s": None, "cuts_during_update": 0, "lost": 0,
-              "versions_seen": [], "refused": {}}
+              "versions_seen": [], "refused": {}, "acked_during_update": 0, "phases_cut": [],
+              "rollback_after_acks": {"acked": 0, "lost": None}}
+    phases_cut: list[str] = []
 
     def fail(what):
         result["ok"] = False
@@ -198,36 +510,53 @@ def check(run, cuts: int, say) -> dict:
         fail(f"an update sent with the table PIN alone answered {code} {body[:200]!r}, not 401")
         if code == 202:
             wait_final(vm, say=say)      # let the worker be done with it before the real ones
-    code, body = vm.http("POST", "/api/actions", {"type": "new_game", "game": "scoreboard", "players": ["Ann", "Ben"]},
-                         {"X-Table-Pin": vm.pin}, timeout=60)
-    acked = []
+    known = run.new_game()
 
-    def act(n=3):
-        for i in range(n):
-            action = {"type": "add", "seat": i % 2, "points": i + 1}
-            code, _ = vm.http("POST", "/api/actions", action, {"X-Table-Pin": vm.pin}, timeout=60)
-            if code == 200:
-                acked.append(action)
+    def room() -> None:
+        nonlocal known
+        if len(known) > MAX_GAME_LINES - 2000:        # a game holds at most this many lines
+            known = run.new_game()
 
-    def lost() -> int:
-        lines = [json.loads(line) for line in run.read_store()["lines"]]
-        adds = [a for a in lines if a.get("type") == "add"]
-        missing = len(acked) - sum(1 for a, b in zip(adds, acked) if a == b)
-        return max(0, missing)
+    def verify(client: Actions, here: str, target: str, previous: str | None, expect: tuple[str, ...],
+               when: str, entries: list | None = None) -> str:
+        """The box after an update: the links, the running code, nothing left
+        unfinished, the store (every acknowledged action, nothing else), the
+        served scores, no damaged file or notice, no restart."""
+        nonlocal known
+        entries = client.entries() if entries is None else entries
+        result["acked_during_update"] += sum(1 for _, must in entries if must)
+        for refusal in client.refused:
+            fail(f"{when}: an action was refused during the update: {refusal}")
+        on, problems = check_box(run, here, target, previous, expect)
+        for problem in problems:
+            fail(f"{when}: {problem}")
+        lines, lost = run.check_after_cut(known, None, None, entries=entries, when=f"--update: {when}", count=False)
+        result["lost"] += lost
+        known = lines
+        return on
 
-    def update(path):
+    def update(path, target: str, here: str, expect: tuple[str, ...], when: str, watch: bool = False):
+        """One update with a phone posting all through it; its final status,
+        seconds, the version it ended on and the phone."""
+        previous = vm.sh("basename \"$(readlink /opt/companion/previous)\"").stdout.strip() or None
+        room()
+        client = Actions(vm, run.rng, watch=watch).start()
         t = time.monotonic()
         code, answer = post_bundle(vm, path)
         if code != 202:
-            fail(f"POST /api/update answered {code} {answer}")
-            return None, 0.0
-        final = wait_final(vm, say=say)
+            client.stop()
+            fail(f"{when}: POST /api/update answered {code} {answer}")
+            return None, 0.0, here, client
+        final = settled(vm, say)
+        seconds = time.monotonic() - t
         vm.wait_http()
-        return final, time.monotonic() - t
+        time.sleep(2)                   # a few more actions on the version it ended on
+        client.stop()
+        on = verify(client, here, target, previous, expect, when)
+        return final, seconds, on, client
 
     first = current(vm)
     seen = {first}
-    act()
     # Every bundle carries a version newer than any before it: what is
     # refused below must be refused for what it is, not for going backwards.
     other_key = bundler.make(bundler.newer(), key=bundler.other)
@@ -237,60 +566,89 @@ def check(run, cuts: int, say) -> dict:
     truncated.write_bytes(data[: len(data) // 2])
     # Refused bundles: the box stays on its version, serving, and says why.
     for name, path, words in (("other-key", other_key, "not signed"), ("truncated", truncated, "cut short")):
-        final, _ = update(path)
-        result["refused"][name] = final and final["text"]
-        if not final or final["state"] != "failed" or words not in final["text"] or current(vm) != first:
+        final, _, on, _ = update(path, None, first, (first,), f"the {name} bundle")
+        result["refused"][name] = final and final.get("text")
+        if not final or final.get("state") != "failed" or words not in (final.get("text") or "") or on != first:
             fail(f"the {name} bundle was not refused as it should: {final}")
-        act(1)
-    final, seconds = update(bad)
+    final, seconds, on, _ = update(bad, None, first, (first,), "the bundle failing its self-check")
     result["bad_rolled_back_s"] = round(seconds, 1)
-    result["refused"]["self-check"] = final and final["text"]
-    if not final or final["state"] != "failed" or "self-check" not in final["text"] or current(vm) != first:
+    result["refused"]["self-check"] = final and final.get("text")
+    if not final or final.get("state") != "failed" or "self-check" not in (final.get("text") or "") or on != first:
         fail(f"the bundle failing its self-check was not rolled back: {final}")
-    act(1)
     say(f"vm: --update: self-check failure rolled back in {result['bad_rolled_back_s']} s, "
         f"refusals: {result['refused']}")
 
-    # Cuts at random moments of an update: anywhere from the upload to a
-    # little past the time a whole update took (the rolled-back one builds,
-    # switches and checks as a good one does), so some fall in the build,
-    # some after the switch, in the new version's start and self-check.
-    span = max(5.0, 1.1 * (result["bad_rolled_back_s"] or 60.0))
+    # A version that serves, acknowledges actions, then fails its health
+    # check: after the rollback every action it acknowledged is in the store.
+    sick_version = bundler.newer()
+    sick = bundler.make(sick_version, sick=True)
+    lost_before = result["lost"]
+    final, seconds, on, client = update(sick, sick_version, first, (first,), "the version failing its health check",
+                                        watch=True)
+    by_sick = sum(1 for s in client.sent if s["outcome"] == "acked" and s.get("by") == sick_version)
+    result["rollback_after_acks"] = {"acked": by_sick, "lost": result["lost"] - lost_before}
+    say(f"vm: --update: {sick_version} served, acknowledged {by_sick} actions, failed its health check "
+        f"({final and final.get('text')}) in {seconds:.0f} s; after the rollback to {on}: "
+        f"{result['rollback_after_acks']['lost']} acknowledged actions lost")
+    if not final or final.get("state") != "failed" or "did not stay up" not in (final.get("text") or ""):
+        fail(f"the version failing its health check was not rolled back as such: {final}")
+    if not by_sick:
+        fail("the version failing its health check acknowledged no action before it was rolled back: "
+             "nothing was tested")
+
+    # Cuts aimed at each moment of an update in turn (PHASES), with a phone
+    # posting all through; after each, the box checked on the host before
+    # it boots, then as a whole once the update is over.
     for i in range(cuts):
+        aim = PHASES[i % len(PHASES)]
         here = current(vm)
+        previous = vm.sh("basename \"$(readlink /opt/companion/previous)\"").stdout.strip() or None
         target = bundler.newer()
-        path = bundler.make(target)      # built before the upload, not inside the cut's span
-        act(1)
-        code, answer = post_bundle(vm, path)
-        if code != 202:
-            fail(f"cut {i + 1}: POST /api/update answered {code} {answer}")
-            break
-        time.sleep(run.rng.uniform(0.0, span))
-        vm.cut()
+        path = bundler.make(target)      # built before the upload, not inside the cut's moment
+        room()
+        trap = Trap(vm, trap_spec(aim, here, run.rng))
+        client = Actions(vm, run.rng).start()
+        poster = threading.Thread(target=post_quietly, args=(vm, path), daemon=True)
+        poster.start()
+        where = trap.result()
+        cut = run.aimed_cut(("burst", 1), client.stop_event, wait=5)
+        client.stop()
+        poster.join(60)
         result["cuts_during_update"] += 1
+        phase = where.get("phase", "?")
+        if phase not in phases_cut:
+            phases_cut.append(phase)
+        when = f"cut {i + 1} (aimed at {aim}, in {phase}: {where.get('step')})"
+        if "error" in where or not where.get("reached"):
+            say(f"vm: --update: {when}: the trap said {where}")
+        before_boot = client.entries()
+        run.host_checks.check(vm.disk, run.workdir, known, before_boot, f"--update: {when}")
         run.boot(link=True)
-        run.guest_serving()
+        after = Actions(vm, run.rng).start()     # the update goes on at boot: the phone too
+        final = settled(vm, say)
         vm.wait_http()
-        final = wait_final(vm, say=say)        # the worker finishes or reverts what was pending
-        vm.wait_http()
-        on = current(vm)
+        time.sleep(2)
+        after.stop()
+        expect = {"upload": (here,), "verify": (here,), "build": (here,), "back-up": (here,),
+                  "after": (target,)}.get(phase, (here, target))
+        client.refused += after.refused
+        on = verify(client, here, target, previous, expect, when, entries=before_boot + after.entries())
         seen.add(on)
-        missing = lost()
-        result["lost"] += missing
-        active = vm.sh("systemctl is-active companion").stdout.strip()
-        say(f"vm: --update: cut {i + 1}/{cuts} during the update {here} -> {target}: back on {on} "
-            f"({final['state']}: {final['text'][:90]}), {missing} acknowledged actions lost")
-        if on not in (here, target) or active != "active" or missing:
-            fail(f"cut {i + 1}: on {on!r} ({active}), {missing} lost")
+        say(f"vm: --update: {when}: {len(client.acked)} + {len(after.acked)} acknowledged, back on {on} "
+            f"({final.get('state')}: {(final.get('text') or '')[:90]}); card: {cut}")
+    result["phases_cut"] = [p for p in PHASES if p in phases_cut] + [p for p in phases_cut if p not in PHASES]
+    missed = [p for p in PHASES[:cuts] if p not in phases_cut]
+    if missed:
+        fail(f"the cuts aimed at {missed} did not land there (cut in {phases_cut})")
+
     # The whole good update, after the cuts: measured, and it must work.
     here = current(vm)
     target = bundler.newer()
-    final, seconds = update(bundler.make(target))
+    final, seconds, on, _ = update(bundler.make(target), target, here, (target,), "the good update")
     result["good_s"] = round(seconds, 1)
-    if not final or final["state"] != "done" or current(vm) != target:
-        fail(f"the good bundle was not installed{' after the cuts' if cuts else ''}: {final}, on {current(vm)}")
-    act(1)
-    seen.add(current(vm))
+    if not final or final.get("state") != "done" or on != target:
+        fail(f"the good bundle was not installed{' after the cuts' if cuts else ''}: {final}, on {on}")
+    seen.add(on)
     # What both releases have of the same wheels is one file on the card,
     # linked (appliance/envreuse.py), not installed again: pip's thousand
     # files the plainest case, since install.sh puts the lock's pip in and
@@ -301,9 +659,9 @@ def check(run, cuts: int, say) -> dict:
     result["carried_over"] = len(pips) == 1 and "" not in pips
     if not result["carried_over"]:
         fail(f"the update from {here} installed pip afresh instead of linking the running release's ({pips})")
-    say(f"vm: --update: {here} -> {target} in {result['good_s']} s")
+    say(f"vm: --update: {here} -> {target} in {result['good_s']} s; {result['acked_during_update']} actions "
+        f"acknowledged during updates, {result['lost']} lost; phases cut: {result['phases_cut']}")
     result["versions_seen"] = sorted(seen)
-    result["lost"] = max(result["lost"], lost())
     if result["lost"]:
         fail(f"{result['lost']} acknowledged actions lost")
     return result

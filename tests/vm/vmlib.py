@@ -449,6 +449,7 @@ class VM:
         self._disk_rng = random.Random(self.disk_seed)
         self.lossy: lossy_disk.LossyDisk | None = None
         self.cuts: list[dict] = []      # what each cut did to the card's cache
+        self.poweroffs_cut = 0          # power-offs that did not end by themselves
         self.port = port or free_port()
         self.memory = memory
         self.extra_args = extra_args or []
@@ -694,17 +695,22 @@ class VM:
         """QEMU is up (booted, not yet powered off or cut)."""
         return bool(self.proc and self.proc.poll() is None)
 
-    def cut(self) -> None:
+    def cut(self, aim: str | None = None) -> dict:
         """The power cut: SIGKILL to QEMU, then the card loses its power:
-        what the guest had not flushed is lost (or partly kept)."""
+        what the guest had not flushed is lost (or partly kept, some torn).
+        ``aim``: the card chose the moment (lossy_disk.arm), recorded with
+        the cut.  What the cut did to the card (empty if QEMU was not running)."""
+        cut: dict = {}
         if self.proc and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
             if self.lossy is not None:
                 reorder = self._disk_rng.random() < 0.5
-                self.cuts.append(dict(self.lossy.power_cut(reorder=reorder, rng=self._disk_rng),
-                                      mode="reorder" if reorder else "drop"))
+                cut = dict(self.lossy.power_cut(reorder=reorder, rng=self._disk_rng),
+                           mode="reorder" if reorder else "drop", aim=aim or "blind")
+                self.cuts.append(cut)
         self._close()
+        return cut
 
     def disk_summary(self) -> dict:
         """The disk model and what its cuts did, for the run's summary."""
@@ -713,11 +719,15 @@ class VM:
         cuts = self.cuts
         return {"model": "sd-card", "seed": self.disk_seed, "cuts": len(cuts),
                 "reorder_cuts": sum(c["mode"] == "reorder" for c in cuts),
+                "aimed_cuts": sum(c["aim"] != "blind" for c in cuts),
+                "cuts_with_unflushed": sum(c["unflushed_writes"] > 0 for c in cuts),
                 "unflushed_writes": sum(c["unflushed_writes"] for c in cuts),
                 "lost_writes": sum(c["lost_writes"] for c in cuts),
                 "kept_writes": sum(c["kept_writes"] for c in cuts),
+                "torn_writes": sum(c["torn_writes"] for c in cuts),
                 "lost_bytes": sum(c["lost_bytes"] for c in cuts),
-                "flushes": self.lossy.stats["flushes"] if self.lossy else 0}
+                "flushes": self.lossy.stats["flushes"] if self.lossy else 0,
+                "poweroffs_cut": self.poweroffs_cut}
 
     def close_disk(self) -> None:
         """After the last boot: stop serving the card."""
@@ -734,9 +744,11 @@ class VM:
             try:
                 self.proc.wait(timeout)
             except subprocess.TimeoutExpired:
+                # A power-off that never ends is a cut: the card loses what it
+                # holds, as it would when the plug is pulled at last.
                 say("vm: the guest did not power off: cutting")
-                self.proc.kill()
-                self.proc.wait()
+                self.poweroffs_cut += 1
+                self.cut()
         self._close()
 
     def _close(self) -> None:
