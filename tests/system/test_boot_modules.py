@@ -326,6 +326,21 @@ def test_a_pi3_needs_its_dma_driver_unless_built_in_and_never_the_display():
     assert "vc4" not in found["modules"]
 
 
+def test_a_clock_controllers_own_inputs_are_not_what_it_waits_for():
+    """Debian's 6.1 records no device-table alias for a built-in driver:
+    cprman is then "no loadable module" and the walk goes through it, but
+    not into its input clocks (the display's DSI, vc4's)."""
+    mods = modules(dma_builtin=True)
+    mods.builtin_alias = [(pat, m) for pat, m in mods.builtin_alias if m != "clk_bcm2835"]
+    have = ["drivers/mmc/host/bcm2835.ko.xz", "drivers/mmc/core/mmc_core.ko.xz", "drivers/mmc/core/mmc_block.ko.xz",
+            "fs/ext4/ext4.ko.xz", "fs/jbd2/jbd2.ko.xz", "fs/mbcache.ko.xz", "lib/crc16.ko.xz",
+            "crypto/crc32c_generic.ko.xz"]
+    found = bm.check_board(pi3(), mods, initrd_with(have))
+    assert "/soc/cprman@7e101000" in [n["node"] for n in found["needs"]]
+    assert "/soc/dsi@7e209000" not in [n["node"] for n in found["needs"]]
+    assert found["missing"] == []
+
+
 def test_every_covered_board_must_have_its_device_tree():
     blob = gzip.compress(cpio(["init", *(BASE + r for r in NEEDED_PI4)]))
     result = bm.check({"bcm2711-rpi-4-b.dtb": pi4()}, modules(), blob)

@@ -17,11 +17,15 @@ For each device tree:
    (clocks, DMA channels, regulators, GPIOs, resets, pin control, the
    interrupt controller, power domains, a power sequence), the providers
    *they* point at, and the parents of each (a GPIO expander is a child of
-   the firmware node, which must come first), stopping at a driver built
-   into the kernel (there from the start, whatever it points at);
+   the firmware node, which must come first), stopping at a driver known
+   to be built into the kernel (there from the start, whatever it points
+   at), and not through a clock controller's own input clocks;
 3. the driver of each, found as the kernel finds it: the node's modalias
    (``of:N<name>T<type>C<compatible>...``) matched against the patterns of
-   ``modules.alias`` (loadable) and ``modules.builtin.modinfo`` (built in);
+   ``modules.alias`` (loadable) and ``modules.builtin.modinfo`` (built in:
+   Debian's 6.1 records there only a driver's explicit aliases, not its
+   device table's, so most built-in drivers are "no loadable module", and
+   the walk goes on through them);
    then the card's own block driver (``mmc:block``) and the root's file
    system (``fs-ext4``), which no device tree names;
 4. every loadable module found, with its dependencies (``modules.dep``) and
@@ -416,6 +420,12 @@ def needs(tree: Tree, mods: Modules, start: Node) -> list[dict]:
         if builtin and not loadable:
             continue                    # in the kernel from the start
         for prop, provider in suppliers(tree, node):
+            if prop == "clocks" and "#clock-cells" in node.props:
+                # A clock controller registers its clocks whatever their
+                # parents (the clock framework adopts orphans later): its
+                # own inputs (on a Pi, the display's DSI clocks) are not
+                # what it waits for.
+                continue
             todo.append((provider, prop))
         if node.parent is not None and node.parent is not tree.root:
             todo.append((node.parent, "parent"))
