@@ -11,7 +11,8 @@ This package is everything that keeps the appliance alive:
   :mod:`appliance.updates`), the new release's self-check, backups of the
   whole box (:mod:`appliance.backup`), set-up from a phone and the box's own
   Wi-Fi as the service sees them (:mod:`appliance.setup`, :mod:`appliance.wifi`),
-  the settings file and the durable write (:mod:`appliance.durable`);
+  the settings file (:mod:`appliance.settings_file`; the durable write is
+  the core's, :mod:`companion.durable`);
 * :mod:`appliance.root`: what runs as root (the update installer, the Wi-Fi
   daemon, the set-up applier), which never loads Flask, PIL or the panel.
 

@@ -28,10 +28,11 @@ limits: those belong to the box, not to the table.
 **Restore** checks the whole file first (every checksum, every log replayed,
 every name and setting), builds the new data folder beside the old one
 (``.restore-new/``) and only then swaps it in, moving what it replaces to
-``replaced-<stamp>/`` (kept for the operator).  A bad file raises
-:class:`BackupError` and changes nothing.  The swap is journalled: a power
-cut in the middle of it is finished at the next start
-(:func:`finish_pending`).  A running box does not swap its store under
+``replaced-<stamp>/``, which goes once the restored store has opened at the
+companion's start (:func:`drop_replaced`: the Backup page says what it
+replaces is lost).  A bad file raises :class:`BackupError` and changes
+nothing.  The swap is journalled: a power cut in the middle of it is
+finished at the next start (:func:`finish_pending`).  A running box does not swap its store under
 itself: the web stages the restore and restarts the companion, whose start
 finishes it (web/backup.py).
 """
@@ -51,7 +52,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from companion import __version__
+from companion import __version__, durable
 from companion.errors import CompanionError
 from companion.i18n import N_
 from companion.config import default_data_dir
@@ -106,15 +107,9 @@ def write_backup(data_dir: Path, dest: Path, clock=time.time) -> BackupInfo:
     table may go on meanwhile."""
     body = backup_bytes(Path(data_dir), clock)
     dest = Path(dest)
-    tmp = dest.with_name(dest.name + ".tmp")
     try:
-        with open(tmp, "wb") as fh:
-            fh.write(body[0])
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, dest)
+        durable.write(dest, body[0], mode=0o600)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise BackupError(N_("cannot write the backup {file}: {reason}"), file=str(dest),
                           reason=exc.strerror or str(exc)) from None
     return body[1]
@@ -477,7 +472,10 @@ def stage_restore(src: Path, data_dir: Path, *, now=time.time) -> BackupInfo:
         try:
             _build(stage, data_dir, content)
             stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now()))
-            _write_synced(stage / READY, f"replaced-{stamp}\n")
+            # The mark that the folder is whole, and the folder's own name
+            # beside the store: both on the card before "restored" is said.
+            durable.write_text(stage / READY, f"replaced-{stamp}\n")
+            durable.fsync_dir(data_dir)
         except BaseException:
             shutil.rmtree(stage, ignore_errors=True)
             raise
@@ -521,14 +519,13 @@ def _build(stage: Path, data_dir: Path, content: dict) -> None:
         store.close()
     for suffix in ("-wal", "-shm"):
         Path(str(stage / "companion.db") + suffix).unlink(missing_ok=True)
-    with open(stage / "companion.db", "rb+") as fh:
-        os.fsync(fh.fileno())
+    durable.sync_file(stage / "companion.db")
     toml = {k: v for k, v in _read_toml(data_dir / "companion.toml").items() if k not in TABLE_SETTINGS}
     toml.update(content["settings"])
-    _write_synced(stage / "companion.toml", toml_text(toml))
+    durable.write_text(stage / "companion.toml", toml_text(toml))
     if content["wifi_password"]:
-        from .wifi import _write_private
-        _write_private(stage / "wifi-password", content["wifi_password"] + "\n")
+        from .datafiles import write_private
+        write_private(stage / "wifi-password", content["wifi_password"] + "\n")
 
 
 def _key(name: str) -> str:
@@ -536,18 +533,14 @@ def _key(name: str) -> str:
     return player_key(name)
 
 
-def _write_synced(path: Path, text: str) -> None:
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-
-
 def finish_pending(data_dir: Path) -> bool:
     """Swap a staged restore in, if one is ready (the companion's start
     calls this before it opens the store).  Each part replaced moves to
     ``replaced-<stamp>/``; a swap cut short by a power cut goes on from
-    where it stopped.  Returns whether a restore was finished."""
+    where it stopped (each move is one rename, on the card before the next:
+    :func:`companion.durable.move`).  Returns whether a restore was finished.
+    What it replaced goes once the restored store has opened
+    (:func:`drop_replaced`)."""
     data_dir = Path(data_dir)
     stage = data_dir / STAGE
     ready = stage / READY
@@ -563,13 +556,32 @@ def finish_pending(data_dir: Path) -> bool:
         old = data_dir / name
         replaced = new.exists() or (db_new and name.startswith("companion.db-"))
         if replaced and (old.exists() or old.is_symlink()):
-            os.replace(old, aside / name) if not (aside / name).exists() else _remove(old)
+            if (aside / name).exists():
+                _remove(old)
+            else:
+                durable.move(old, aside / name)
         if new.exists():
             _own_like(data_dir, new)
-            os.replace(new, old)
-    _fsync_dir(data_dir)
+            durable.move(new, old)
     shutil.rmtree(stage, ignore_errors=True)
     return True
+
+
+def drop_replaced(data_dir: Path) -> list[str]:
+    """What restores replaced (``replaced-<stamp>/``), removed: called once the
+    restored store has opened whole, as the Backup page told the owner ("is
+    lost").  The folders removed."""
+    data_dir = Path(data_dir)
+    if (data_dir / STAGE / READY).exists():
+        return []                        # a restore not swapped in yet: its folder is still to come
+    gone = []
+    for folder in sorted(data_dir.glob("replaced-*")):
+        if folder.is_dir() and not folder.is_symlink():
+            shutil.rmtree(folder, ignore_errors=True)
+            gone.append(folder.name)
+    if gone:
+        durable.fsync_dir(data_dir)
+    return gone
 
 
 def _own_like(data_dir: Path, path: Path) -> None:
@@ -587,19 +599,6 @@ def _remove(path: Path) -> None:
         shutil.rmtree(path)
     else:
         path.unlink()
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 # -- a settings file out of a dict ------------------------------------------------
@@ -648,7 +647,8 @@ def backup_command(args) -> int:
 
 def restore_command(args) -> int:
     """Everything is checked before anything changes (exit 1 and one line
-    otherwise); what the restore replaces is kept in ``replaced-<stamp>/``."""
+    otherwise); what the restore replaces is kept in ``replaced-<stamp>/``
+    until the companion's next start has opened the restored store."""
     data_dir = Path(args.data) if args.data else default_data_dir()
     info = restore_backup(Path(args.file), data_dir)
     print(_("Restored {games} games from the backup of {created_at}.", games=info.games,

@@ -34,6 +34,7 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from companion import durable
 from companion.errors import CompanionError
 from companion.i18n import N_
 
@@ -94,9 +95,8 @@ def new_key(private_path: Path) -> str:
     key = Ed25519PrivateKey.generate()
     pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                             serialization.NoEncryption())
-    fd = os.open(private_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(pem)
+    # Made once, never over another key (exclusive), and whole on the card.
+    durable.write(private_path, pem, mode=0o600, exclusive=True)
     return public_line(key)
 
 
@@ -132,9 +132,10 @@ def read_keys(path: Path) -> list[bytes]:
 # -- making -------------------------------------------------------------------
 def write_bundle(out: Path, manifest: Manifest, release_dir: Path, wheel_dir: Path, private_key) -> None:
     """Write the bundle: the release tree, the manifest's wheels, the signature."""
-    payload_path = Path(str(out) + ".payload")
     h = hashlib.sha512()
-    with open(payload_path, "w+b") as raw:
+    # The bundle appears whole or not at all (and on the card): a release
+    # maker's machine can lose power too, and a half bundle must not look made.
+    with durable.writing(out) as raw:
         with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
             _add_bytes(tar, "manifest.json", manifest.to_json())
             for path in sorted(Path(release_dir).rglob("*")):
@@ -146,12 +147,8 @@ def write_bundle(out: Path, manifest: Manifest, release_dir: Path, wheel_dir: Pa
         raw.seek(0)
         for chunk in iter(lambda: raw.read(1 << 20), b""):
             h.update(chunk)
-    signature = private_key.sign(DOMAIN + h.digest())
-    with open(payload_path, "ab") as fh:
-        fh.write(signature + TRAILER)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(payload_path, out)
+        raw.seek(0, os.SEEK_END)
+        raw.write(private_key.sign(DOMAIN + h.digest()) + TRAILER)
 
 
 def _add_bytes(tar: tarfile.TarFile, name: str, data: bytes, mode: int = 0o644) -> None:

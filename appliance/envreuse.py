@@ -9,14 +9,21 @@ are provably what the bundle's wheel would install:
 
 * the wheel's ``RECORD`` and the installed ``RECORD`` name the same files
   with the same SHA-256, and
-* every one of those files on the card still has that SHA-256 (a file the
-  card damaged is not carried over: its wheel is installed afresh).
+* every file the installed ``RECORD`` lists with a SHA-256, those and what
+  pip added at install time alike (the console scripts, ``INSTALLER``...),
+  still has that SHA-256 on the card, and so has every byte-compiled
+  ``.pyc`` file, which pip lists without one: its SHA-256 is the one
+  :func:`note_hashes` wrote beside the environment when it was built
+  (``companion-hashes.json``; an environment without it carries over no
+  compiled file).  A file the card damaged is not carried over: its wheel
+  is installed afresh.
 
 What pip adds at install time comes along: the byte-compiled ``.pyc`` files
 (a release folder is root's, so the service could never write them itself),
 ``INSTALLER``/``REQUESTED``/``direct_url.json``, and the console scripts,
 whose first line names their own environment and is rewritten for the new
-one.  Files are hard links (same card, no second copy); a link is never
+one (the new environment's ``RECORD`` then gives the rewritten script's
+SHA-256, so that the next release checks it in turn).  Files are hard links (same card, no second copy); a link is never
 written through (pip and Python replace files, they do not rewrite them), so
 removing either release leaves the other whole.
 """
@@ -27,13 +34,17 @@ import base64
 import csv
 import hashlib
 import io
+import json
 import os
+import sys
 import shutil
 import zipfile
 from pathlib import Path, PurePosixPath
 
 # What pip writes into a dist-info at install time, never in the wheel's RECORD.
 _ADDED = {"INSTALLER", "REQUESTED", "direct_url.json", "RECORD"}
+#: In an environment: the SHA-256 of each byte-compiled file (pip's RECORD has none).
+HASHES = "companion-hashes.json"
 
 
 def _record(text: str) -> dict[str, str]:
@@ -61,8 +72,28 @@ def _wheel_record(wheel: Path) -> tuple[str, dict[str, str]] | None:
     return records[0].split("/")[0], record
 
 
-def _plan(wheel: Path, old_site: Path) -> list[str] | None:
-    """The installed files (RECORD paths) to carry over, or None if the wheel must be installed."""
+def note_hashes(env) -> None:
+    """Write the SHA-256 of every byte-compiled file of ``env`` beside it,
+    once it is built: what the next release's carry-over checks them by."""
+    env = Path(env)
+    site = site_packages(env)
+    if site is None:
+        return
+    hashes = {p.relative_to(site).as_posix(): _digest(p) for p in sorted(site.rglob("*.pyc")) if p.is_file()}
+    (env / HASHES).write_text(json.dumps(hashes, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def _compiled_hashes(env: Path) -> dict[str, str]:
+    try:
+        hashes = json.loads((env / HASHES).read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return hashes if isinstance(hashes, dict) else {}
+
+
+def _plan(wheel: Path, old_site: Path, compiled: dict[str, str] | None = None) -> list[str] | None:
+    """The installed files (RECORD paths) to carry over, or None if the wheel
+    must be installed; ``compiled``: the SHA-256 of the byte-compiled files."""
     found = _wheel_record(wheel)
     if found is None:
         return None
@@ -85,7 +116,14 @@ def _plan(wheel: Path, old_site: Path) -> list[str] | None:
             continue                                   # a console script pip made from entry_points.txt
         return None
     try:
-        for path, digest in want.items():
+        # Every file with a digest, the wheel's own and what pip added
+        # (console scripts, byte-compiled files): as the card holds it now.
+        compiled = compiled or {}
+        for path, digest in {**have, **want}.items():
+            if PurePosixPath(path).suffix == ".pyc" and not digest:
+                digest = compiled.get(path)
+                if digest is None and (old_site / path).is_file():
+                    return None            # a compiled file nothing vouches for
             if digest and _digest(old_site / path) != digest:
                 return None
         return [p for p in have if (old_site / p).is_file()]
@@ -101,8 +139,9 @@ def _place(src: Path, dest: Path) -> None:
         shutil.copy2(src, dest)
 
 
-def _script(src: Path, dest: Path, old_env: Path, new_env: Path) -> None:
-    """A console script, its ``#!`` line naming the new environment's Python."""
+def _script(src: Path, dest: Path, old_env: Path, new_env: Path) -> tuple[str, int]:
+    """A console script, its ``#!`` line naming the new environment's Python;
+    its new RECORD row's digest and size."""
     data = src.read_bytes()
     first, _, rest = data.partition(b"\n")
     # A release installed the old way is reached through a link
@@ -114,6 +153,18 @@ def _script(src: Path, dest: Path, old_env: Path, new_env: Path) -> None:
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_bytes(data)
     os.chmod(dest, 0o755)
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode(), len(data)
+
+
+def _record_text(old_record: Path, changed: dict[str, tuple[str, int]]) -> str:
+    """The installed RECORD with the rows of ``changed`` (path -> digest, size) rewritten."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    for row in csv.reader(io.StringIO(old_record.read_text("utf-8"))):
+        if row and row[0] in changed:
+            row = [row[0], changed[row[0]][0], str(changed[row[0]][1])]
+        writer.writerow(row)
+    return out.getvalue()
 
 
 def site_packages(env: Path) -> Path | None:
@@ -127,18 +178,33 @@ def carry_over(wheels: list[Path], old_env: Path, new_env: Path) -> list[Path]:
     if old_site is None or new_site is None or old_env.resolve() == new_env.resolve():
         return list(wheels)
     left = []
+    compiled = _compiled_hashes(old_env)
     for wheel in wheels:
         try:
-            plan = _plan(wheel, old_site)
+            plan = _plan(wheel, old_site, compiled)
         except (OSError, zipfile.BadZipFile, UnicodeDecodeError, csv.Error):
             plan = None
         if plan is None:
             left.append(wheel)
             continue
+        changed, records = {}, []
         for path in plan:
             pure = PurePosixPath(path)
             if pure.parts[0] == "..":
-                _script(old_env / "bin" / pure.name, new_env / "bin" / pure.name, old_env, new_env)
+                changed[path] = _script(old_env / "bin" / pure.name, new_env / "bin" / pure.name, old_env, new_env)
+            elif pure.name == "RECORD" and len(pure.parts) == 2 and pure.parts[0].endswith(".dist-info"):
+                records.append(path)
+            else:
+                _place(old_site / path, new_site / path)
+        for path in records:        # last: it names the scripts as rewritten
+            if changed:
+                (new_site / path).parent.mkdir(parents=True, exist_ok=True)
+                (new_site / path).write_text(_record_text(old_site / path, changed), encoding="utf-8")
             else:
                 _place(old_site / path, new_site / path)
     return left
+
+
+if __name__ == "__main__":        # systemd/install.sh, once the first environment is built
+    for folder in sys.argv[1:]:
+        note_hashes(folder)

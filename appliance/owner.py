@@ -33,7 +33,6 @@ import base64
 import hashlib
 import hmac
 import json
-import os
 import secrets
 from pathlib import Path
 
@@ -113,13 +112,12 @@ def read_hash(data_dir) -> str | None:
 
 def write_hash(data_dir, hashed: str) -> None:
     """Owner-only and durable (a power cut leaves the old record or the new)."""
-    from .durable import write_json
+    from companion.durable import write_json
 
     write_json(Path(data_dir) / RECORD, {"hash": hashed}, mode=0o600)
 
 
 def forget(data_dir) -> None:
-    try:
-        os.unlink(Path(data_dir) / RECORD)
-    except FileNotFoundError:
-        pass
+    from companion import durable
+
+    durable.remove(Path(data_dir) / RECORD)

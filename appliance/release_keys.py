@@ -34,15 +34,14 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 import re
 import secrets
 import sys
 from pathlib import Path
 
+from companion import durable
+from companion.durable import read_json
 from companion.i18n import N_
-
-from .durable import fsync_dir, read_json
 
 KEY_TYPE = "ed25519"
 KEY_BYTES = 32
@@ -194,24 +193,10 @@ def merge(existing_text: str, new_text: str) -> str:
 
 
 def write_list(path, text: str) -> None:
-    """The list replaced durably: a new file in the same folder (0644),
-    flushed, renamed over the old one, the folder flushed.  A power cut
+    """The list replaced durably (:mod:`companion.durable`, 0644): a power cut
     leaves the old list or the new one, never an empty one (an empty list
     is a box that takes no update)."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fchmod(fh.fileno(), 0o644)
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    fsync_dir(path.parent)
+    durable.write_text(path, text, mode=0o644)
 
 
 # -- the owner's change, asked of root ----------------------------------------------------------
@@ -232,16 +217,7 @@ def request_change(layout, owner_password, *, add: str | None = None, remove: st
         body["remove"] = check_fingerprint(remove)
     inbox = Path(layout.inbox)
     inbox.mkdir(parents=True, exist_ok=True)
-    tmp = inbox / f".{REQUEST}.tmp"
-    tmp.unlink(missing_ok=True)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(body, fh)
-        fh.flush()
-        os.fchmod(fh.fileno(), 0o600)
-        os.fsync(fh.fileno())
-    os.replace(tmp, inbox / REQUEST)
-    fsync_dir(inbox)
+    durable.write_text(inbox / REQUEST, json.dumps(body), mode=0o600)
     return request_id
 
 

@@ -3,7 +3,9 @@
 The order, and why:
 
 1. the settings, a restore staged by the Backup page swapped in
-   (:func:`appliance.backup.finish_pending`), the store, the table session;
+   (:func:`appliance.backup.finish_pending`), the store, what a rolled-back
+   version acknowledged carried back into it (:mod:`companion.carry_back`),
+   the table session;
 2. **the box** (buttons and panel, :mod:`hardware`): its first frame is on
    the panel before Flask and waitress are even imported (~1 s on a Pi
    Zero 2 W), so the table sees the companion alive at once;
@@ -92,6 +94,7 @@ def _run_box_first(args) -> int:
         set_language(config.get("language"))
     store = Store(data_dir, limits=limits)
     _update_notice(store, data_dir, config)
+    _after_open(store, data_dir)
     session = TableSession(store)
     box = _start_box(session, config, mock)
     if box is not None:
@@ -116,6 +119,23 @@ def _update_notice(store, data_dir: Path, config: dict) -> None:
         notice = None
     if notice:
         store.warnings.append(notice)
+
+
+def _after_open(store, data_dir: Path) -> None:
+    """Once the store has opened, before the session picks up its game: what
+    a rolled-back version acknowledged comes back into it
+    (:mod:`companion.carry_back`), and what a restore replaced goes, unless
+    the store opened only by being repaired (then it stays for the operator)."""
+    from companion.carry_back import carry_back
+
+    store.warnings.extend(carry_back(store))
+    if not store.recovered:
+        from .backup import drop_replaced
+
+        try:
+            drop_replaced(data_dir)
+        except OSError as exc:
+            logging.getLogger("companion.backup").warning("what a restore replaced stays: %s", exc)
 
 
 def _join_hub(app, store, session, config):

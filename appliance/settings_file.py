@@ -1,16 +1,19 @@
 """The settings file ``<data>/companion.toml``, edited one key at a time.
 
 The box's menu (Language, Speak) and the Setup page (name, language) set a
-top-level key and touch nothing else a person wrote there.
+top-level key and touch nothing else a person wrote there, durably (a power
+cut leaves the old file or the new one: :mod:`companion.durable`).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
 import re
+import stat
 from pathlib import Path
+
+from companion import durable
 
 log = logging.getLogger("companion.settings")
 
@@ -43,9 +46,9 @@ def save_setting(path: Path, key: str, value) -> bool:
             return False
         if new == text:
             return True
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(new, encoding="utf-8")
-        os.replace(tmp, path)
+        # Durably, keeping the file's mode (it may hold the box's Wi-Fi password).
+        mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o644
+        durable.write_text(path, new, mode=mode)
         return True
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         log.warning("%s is not saved in %s: %s", key, path, exc)

@@ -35,12 +35,14 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import os
 import re
 import struct
 from pathlib import Path
 
+from companion import durable
 from companion.i18n import LANGUAGES, N_
+
+from .datafiles import read_private, remove, write_private  # noqa: F401 (write_private: the web's and root's too)
 
 RECORD = "setup.json"
 JOIN_REQUEST = "setup-join.json"
@@ -82,9 +84,7 @@ class SetupError(ValueError):
 
 def read_json(path: Path, limit: int = MAX_REQUEST):
     """A small JSON file, or None (missing, too big, not JSON, or, read by
-    root, a link: appliance/wifi.py's ``read_private``)."""
-    from .wifi import read_private
-
+    root, a link: :func:`appliance.datafiles.read_private`)."""
     raw = read_private(Path(path), limit)
     if raw is None:
         return None
@@ -136,12 +136,9 @@ def reset(data_dir) -> None:
     folder = Path(data_dir)
     settings = folder / SETTINGS
     if settings.exists():
-        os.replace(settings, folder / SET_ASIDE)
+        durable.move(settings, folder / SET_ASIDE)
     for name in (STATUS, JOIN_REQUEST, SYSTEM_STATUS, RESET_ASKED):
-        try:
-            (folder / name).unlink()
-        except FileNotFoundError:
-            pass
+        remove(folder / name)
     mark_done(data_dir, False)
 
 
@@ -338,11 +335,3 @@ def read_status(data_dir) -> dict | None:
     if raw.get("reason") is not None and raw["reason"] not in REASONS:
         raw["reason"] = "failed"
     return raw
-
-
-def write_private(path: Path, text: str, owner: tuple[int, int] | None = None) -> None:
-    """Owner-only, whole or not at all; written by root for the service user
-    (the data folder's owner) when root writes it."""
-    from .wifi import _write_private
-
-    _write_private(Path(path), text, owner)

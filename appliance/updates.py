@@ -49,8 +49,11 @@ folder, before each step that changes the box):
 6. The new version must report ready and stay up (:data:`SETTLE_S`) within
    :data:`HEALTH_S`, with fewer than :data:`MAX_CRASHES` restarts: then it
    is kept (``highest.json`` raised, old releases and copies tidied), else
-   rolled back: the links back, the new release removed, the pre-update
-   store back, the service started.
+   rolled back: the links back, the new release removed, the new version's
+   store kept beside the data (``rolled-back-<version>-<stamp>.db``: hard
+   links, nothing of it read by root), the pre-update store back, the
+   service started; that start replays onto the store what the new version
+   acknowledged (:mod:`companion.carry_back`).
 
 A cut before step 5 ends: at boot, before the service starts, ``companion
 update --recover`` reverts the update (the links, the new release, the
@@ -86,15 +89,14 @@ from __future__ import annotations
 
 import os
 import secrets
-import shutil
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from companion import durable
+from companion.durable import read_json, write_json
 from companion.i18n import N_, _, gettext
-
-from .durable import fsync_dir, read_json, write_json
 
 #: The status's ``kind`` of a step back to the previous version (an update's status has none).
 BACK = "back"
@@ -134,23 +136,12 @@ def request_update(layout: Layout, src, request_id: str) -> None:
     takes it at the next boot, rather than an update that vanished and a
     page still showing the update before it."""
     layout.inbox.mkdir(parents=True, exist_ok=True)
-    part = layout.inbox / "incoming.bundle.part"
-    with open(part, "wb") as out:
-        if isinstance(src, (str, os.PathLike)):
-            with open(src, "rb") as bundle:
-                shutil.copyfileobj(bundle, out, 1 << 20)
-        else:
-            shutil.copyfileobj(src, out, 1 << 20)
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(part, layout.incoming)
-    tmp = layout.inbox / ".request.tmp"
-    with open(tmp, "w", encoding="utf-8") as out:
-        out.write(request_id)
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(tmp, layout.request)
-    fsync_dir(layout.inbox)
+    if isinstance(src, (str, os.PathLike)):
+        with open(src, "rb") as bundle:
+            durable.write(layout.incoming, bundle)
+    else:
+        durable.write(layout.incoming, src)
+    durable.write_text(layout.request, request_id)
 
 
 def request_back(layout: Layout, owner_password: str) -> str:
@@ -217,11 +208,11 @@ def start_notice(layout: Layout, gettext=lambda s: s) -> tuple[str, dict] | None
     try:
         if seen.read_text("utf-8") == stamp:
             return None
+    except OSError:
+        pass
+    try:
         layout.inbox.mkdir(parents=True, exist_ok=True)
-        seen.write_text(stamp, encoding="utf-8")
-    except FileNotFoundError:
-        layout.inbox.mkdir(parents=True, exist_ok=True)
-        seen.write_text(stamp, encoding="utf-8")
+        durable.write_text(seen, stamp)
     except OSError:
         pass
     return (N_("Update to {to} failed: back on {back}: {reason}"),

@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
+
+from .datafiles import read_private, remove, write_private
 
 MODES = ("auto", "own", "join")
 STATUS_FILE = "wifi.json"
@@ -164,7 +165,7 @@ def box_password(data_dir: Path, fixed: str | None = None) -> str:
     except (UnicodeError, WifiSettingError):
         pass
     password = draw_password()
-    _write_private(path, password + "\n")
+    write_private(path, password + "\n")
     return password
 
 
@@ -224,14 +225,11 @@ class Status:
 
 def write_status(data_dir: Path, status: Status, owner: tuple[int, int] | None = None) -> None:
     data = {k: v for k, v in status.__dict__.items() if v is not None}
-    _write_private(Path(data_dir) / STATUS_FILE, json.dumps(data) + "\n", owner)
+    write_private(Path(data_dir) / STATUS_FILE, json.dumps(data) + "\n", owner)
 
 
 def clear_status(data_dir: Path) -> None:
-    try:
-        (Path(data_dir) / STATUS_FILE).unlink()
-    except FileNotFoundError:
-        pass
+    remove(Path(data_dir) / STATUS_FILE)
 
 
 _cache: dict[str, tuple[tuple, Status | None]] = {}
@@ -267,43 +265,3 @@ def own_status(data_dir) -> Status | None:
     """The status when the box runs its own network, else None."""
     status = read_status(data_dir)
     return status if status is not None and status.own else None
-
-
-def _write_private(path: Path, text: str, owner: tuple[int, int] | None = None) -> None:
-    """Write ``text`` owner-only, whole or not at all (a power cut leaves the old file).
-
-    Root writes some of these files (the Wi-Fi unit, set-up's root side) into
-    the service's folder, for the service: then the file is made new beside
-    it without following any link the service may have planted, and handed
-    over by its descriptor (appliance/root/safefs.py)."""
-    path = Path(path)
-    if os.geteuid() == 0:
-        from .root import safefs
-
-        safefs.write_file(path.parent, path.name, text.encode("utf-8"), mode=0o600, owner=owner)
-        return
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.write(fd, text.encode("utf-8"))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-
-
-def read_private(path: Path, limit: int = 64 * 1024) -> bytes | None:
-    """A small file of the data folder, or None.  Root reads it without
-    following a link (a ``wifi-password`` pointing at ``/etc/shadow`` is
-    no file at all to root)."""
-    path = Path(path)
-    if os.geteuid() == 0:
-        from .root import safefs
-
-        return safefs.read_file(path.parent, path.name, limit)
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read(limit + 1)
-    except OSError:
-        return None
-    return raw if len(raw) <= limit else None

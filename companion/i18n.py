@@ -50,10 +50,10 @@ def translations(language: str) -> _gettext.NullTranslations:
         pass
     compiled = _compile(source, language)
     try:
+        from . import durable
+
         cached.parent.mkdir(parents=True, exist_ok=True)
-        partial = cached.with_suffix(f".{os.getpid()}.part")
-        partial.write_bytes(compiled)
-        os.replace(partial, cached)     # whole or not at all, even with two starts at once
+        durable.write(cached, compiled)     # whole or not at all, even with two starts at once
     except OSError:
         pass                            # a read-only home: compiled at each start, as before
     return _gettext.GNUTranslations(io.BytesIO(compiled))

@@ -150,8 +150,8 @@ def _cached() -> dict[str, str]:
     kept table (90 kB) loads in a few milliseconds.  Keyed on the data file's
     size and time: a new version of the package builds it again."""
     import json
-    import os
 
+    from . import durable
     from .i18n import cache_dir
 
     source = _confusables_file()
@@ -167,9 +167,7 @@ def _cached() -> dict[str, str]:
     table = _build(_confusables(source))
     try:
         kept.parent.mkdir(parents=True, exist_ok=True)
-        part = kept.with_name(kept.name + f".{os.getpid()}.part")
-        part.write_text(json.dumps(table, ensure_ascii=False), encoding="utf-8")
-        os.replace(part, kept)
+        durable.write_text(kept, json.dumps(table, ensure_ascii=False))    # whole, even with two starts at once
     except OSError:
         pass                            # a read-only cache: built again next time
     return table

@@ -37,6 +37,7 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import durable
 from .errors import IllegalActionError, StoreError
 from .i18n import N_
 from .limits import StoreLimits
@@ -178,6 +179,7 @@ class Store:
         self._usage: tuple[int, int] | None = None   # (games, bytes), kept as lines are appended
         self.generation = 0                  # grows with every write: what a reader may cache by
         self.warnings: list[tuple[str, dict]] = []  # (template, params) to show at start
+        self.recovered = False               # opened only by moving a damaged file aside
         self.db = self._open_checked()
 
     # -- opening, with recovery from a damaged file -------------------------
@@ -219,6 +221,7 @@ class Store:
 
     def _recover(self) -> sqlite3.Connection:
         """Keep what can be read, move the damaged file aside, start afresh."""
+        self.recovered = True
         games, actions, roster, seats = _salvage(self.path)
         stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(self.clock()))
         aside = self.dir / f"{DB_NAME}.damaged-{stamp}"
@@ -495,15 +498,10 @@ class Store:
             pass
 
     def _write_public_log(self, game_id: int, target: Path) -> None:
-        """A game's public log written to ``target`` atomically: a power cut
-        leaves either the old file or the whole new one."""
+        """A game's public log written to ``target`` durably: a power cut
+        leaves either the old file or the whole new one (:mod:`companion.durable`)."""
         from .exports import public_log
-        tmp = target.with_suffix(".tmp")
-        with tmp.open("w", encoding="utf-8") as fh:
-            fh.write("\n".join(public_log(self.lines(game_id))) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
+        durable.write_text(target, "\n".join(public_log(self.lines(game_id))) + "\n")
 
     def _refresh_backup(self, game_id: int) -> None:
         """Rewrite a game's backup file, if it has one, from its public log."""

@@ -116,6 +116,10 @@ else                                # not Debian's python3-venv: the venv's own 
     "$rel/venv/bin/python" -m ensurepip && pip=("$rel/venv/bin/pip")
 fi
 "${pip[@]}" install --disable-pip-version-check -c "$rel/src/requirements.lock" pip "$rel/src[pi]"
+# The SHA-256 of each compiled file (pip lists none): an update carries over
+# only what it can check (appliance/envreuse.py).
+"$rel/venv/bin/python" -m appliance.envreuse "$rel/venv"
+sync
 rm "$rel/.unfinished"
 # The old layout (one venv and src in place): kept as the previous release, by links.
 if [ -d "$prefix/venv" ] && [ ! -L "$prefix/current" ]; then

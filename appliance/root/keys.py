@@ -30,7 +30,7 @@ import logging
 import os
 from pathlib import Path
 
-from appliance import durable
+from companion import durable
 from appliance import release_keys as rk
 from appliance.root import owner, safefs
 from companion.i18n import N_

@@ -26,7 +26,8 @@ import logging
 from pathlib import Path
 
 from appliance import owner as rules
-from appliance.durable import read_json, write_json
+from companion import durable
+from companion.durable import read_json, write_json
 
 log = logging.getLogger("appliance.root.owner")
 
@@ -98,10 +99,7 @@ def close_setup(root_dir=ROOT_DIR) -> None:
 def forget_owner(root_dir=ROOT_DIR) -> None:
     """The owner forgotten and set-up open again (a reset)."""
     root_dir = _ensure(root_dir)
-    try:
-        (root_dir / OWNER).unlink()
-    except FileNotFoundError:
-        pass
+    durable.remove(root_dir / OWNER)
     set_setup_open(root_dir, True)
 
 
@@ -126,10 +124,10 @@ def set_owner(password: str, data_dir: Path, root_dir=ROOT_DIR) -> None:
     """The owner's password chosen by root itself (``companion owner``, at a
     root shell: whoever is root already owns the box): root's copy, then the
     service's, made without following a link in its folder."""
-    from appliance.wifi import _write_private
+    from appliance.datafiles import write_private
 
     password = rules.check_password(password)
-    _write_private(Path(data_dir) / rules.RECORD, json.dumps({"hash": rules.hash_password(password)}) + "\n")
+    write_private(Path(data_dir) / rules.RECORD, json.dumps({"hash": rules.hash_password(password)}) + "\n")
     write_json(_ensure(root_dir) / OWNER, {"hash": rules.hash_password(password)}, mode=0o600)
     close_setup(root_dir)
 

@@ -15,17 +15,19 @@ is a new file (``O_CREAT | O_EXCL``: a planted name makes it fail rather
 than write through it), handed to the service by ``fchown`` on the open
 descriptor (never ``chown`` of a path), flushed, renamed over the old name
 (a rename replaces a link, never follows it), and the folder flushed
-(:func:`write_file`).  Every function takes the folder as a path and opens
+(:func:`write_file`: the one durable write, :mod:`companion.durable`,
+within the folder's descriptor).  Every function takes the folder as a path and opens
 it afresh, so a check and its use never look at two different folders.
 """
 
 from __future__ import annotations
 
 import os
-import secrets
 import stat
 from contextlib import contextmanager
 from pathlib import Path
+
+from companion import durable
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -83,22 +85,28 @@ def read_file(folder, name: str, limit: int = 64 * 1024) -> bytes | None:
 
 def copy_out(folder, name: str, dest: Path, limit: int | None = None) -> int:
     """Copy a plain file of the service's folder to ``dest`` (a path in root's
-    own folder, made new here); its size.  Raises OSError for a link, a
-    missing file, or one larger than ``limit``."""
+    own folder), durably (:mod:`companion.durable`); its size.  Raises
+    OSError for a link, a missing file, or one larger than ``limit``."""
     with open_folder(folder) as dfd:
         fd = _open_plain(dfd, name)
         with os.fdopen(fd, "rb") as src:
-            out = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-            size = 0
-            with os.fdopen(out, "wb") as dst:
-                while chunk := src.read(1 << 20):
-                    size += len(chunk)
-                    if limit is not None and size > limit:
-                        raise Unsafe(f"{name}: larger than {limit} bytes")
-                    dst.write(chunk)
-                dst.flush()
-                os.fsync(dst.fileno())
-    return size
+            reader = _Bounded(src, name, limit)
+            durable.write(dest, reader, mode=0o600)
+    return reader.size
+
+
+class _Bounded:
+    """A file read to its end, counted, refused past ``limit`` bytes."""
+
+    def __init__(self, src, name: str, limit: int | None):
+        self.src, self.name, self.limit, self.size = src, name, limit, 0
+
+    def read(self, n: int) -> bytes:
+        chunk = self.src.read(n)
+        self.size += len(chunk)
+        if self.limit is not None and self.size > self.limit:
+            raise Unsafe(f"{self.name}: larger than {self.limit} bytes")
+        return chunk
 
 
 def owner_of(folder) -> tuple[int, int]:
@@ -111,38 +119,30 @@ def owner_of(folder) -> tuple[int, int]:
 
 def write_file(folder, name: str, data: bytes, *, mode: int = 0o600, owner: tuple[int, int] | None = None) -> None:
     """``name`` in ``folder`` holds ``data``, whole or not at all, owned by
-    ``owner`` (default: the folder's owner), after a power cut too."""
+    ``owner`` (default: the folder's owner), after a power cut too: the
+    durable write (:func:`companion.durable.write_in`) within the folder
+    opened here without following a link."""
+    _check_name(name)
+    with open_folder(folder) as dfd:
+        durable.write_in(dfd, name, data, mode=mode, owner=owner if owner is not None else _owner(dfd))
+
+
+def _check_name(name: str) -> None:
     if "/" in name or name in ("", ".", ".."):
         raise Unsafe(f"{name!r}: one name in the folder")
-    with open_folder(folder) as dfd:
-        if owner is None:
-            st = os.fstat(dfd)
-            owner = (st.st_uid, st.st_gid)
-        tmp = f".{name}.{secrets.token_hex(6)}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=dfd)
-        try:
-            with os.fdopen(fd, "wb", closefd=False) as fh:
-                fh.write(data)
-                fh.flush()
-            os.fchmod(fd, mode)
-            if os.geteuid() == 0:
-                os.fchown(fd, *owner)
-            os.fsync(fd)
-        except BaseException:
-            os.close(fd)
-            unlink(folder, tmp)
-            raise
-        os.close(fd)
-        os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
-        os.fsync(dfd)
+
+
+def _owner(dfd: int) -> tuple[int, int]:
+    st = os.fstat(dfd)
+    return st.st_uid, st.st_gid
 
 
 def unlink(folder, name: str) -> None:
     """Remove a name (a link itself, never what it points at); missing is fine."""
+    _check_name(name)
     try:
         with open_folder(folder) as dfd:
-            os.unlink(name, dir_fd=dfd)
-            os.fsync(dfd)
+            durable.remove_in(dfd, name)
     except FileNotFoundError:
         pass
     except IsADirectoryError:
@@ -164,39 +164,42 @@ def copy_in(src_path, folder, name: str, *, owner: tuple[int, int] | None = None
     """Root's own file ``src_path`` becomes ``name`` in the service's ``folder``,
     whole or not at all, after a power cut too; its size.
 
-    Streamed into a new file under a random name (``O_CREAT | O_EXCL``: a name
-    the service planted makes it fail, and a random one cannot be planted
-    in advance), handed to ``owner`` (default: the folder's owner) by
-    ``fchown`` on the descriptor, flushed, renamed over ``name`` within the
-    folder's descriptor (a link there is replaced, never followed), and the
-    folder flushed."""
-    if "/" in name or name in ("", ".", ".."):
-        raise Unsafe(f"{name!r}: one name in the folder")
+    The durable write (:func:`companion.durable.write_in`) within the folder
+    opened here without following a link: streamed into a new file under a
+    random name (``O_CREAT | O_EXCL``: a name the service planted makes it
+    fail, and a random one cannot be planted in advance), handed to ``owner``
+    (default: the folder's owner) by ``fchown`` on the descriptor, flushed,
+    renamed over ``name`` (a link there is replaced, never followed), and
+    the folder flushed."""
+    _check_name(name)
     with open(src_path, "rb") as src, open_folder(folder) as dfd:
-        if owner is None:
-            st = os.fstat(dfd)
-            owner = (st.st_uid, st.st_gid)
-        tmp = f".{name}.{secrets.token_hex(6)}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=dfd)
-        size = 0
+        reader = _Bounded(src, name, None)
+        durable.write_in(dfd, name, reader, mode=mode, owner=owner if owner is not None else _owner(dfd))
+    return reader.size
+
+
+def keep_aside(folder, name: str, aside: str, *, anywhere: bool = True) -> str | None:
+    """A second name, ``aside``, for the plain file ``name`` of the service's
+    folder (a hard link: no copy, so no room needed), owned by the folder's
+    owner; the name it is kept under, or None when there is no such file.
+    Already kept is kept: at ``aside``, or (``anywhere``) at any other name
+    of the folder that holds the very same file.  The file stays the
+    service's own: root reads nothing of it, and never gives a file of its
+    own a name there."""
+    _check_name(name)
+    _check_name(aside)
+    with open_folder(folder) as dfd:
         try:
-            with os.fdopen(fd, "wb", closefd=False) as fh:
-                while chunk := src.read(1 << 20):
-                    fh.write(chunk)
-                    size += len(chunk)
-                fh.flush()
-            os.fchmod(fd, mode)
-            if os.geteuid() == 0:
-                os.fchown(fd, *owner)
-            os.fsync(fd)
-        except BaseException:
-            os.close(fd)
-            try:
-                os.unlink(tmp, dir_fd=dfd)
-            except OSError:
-                pass
-            raise
-        os.close(fd)
-        os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
-        os.fsync(dfd)
-    return size
+            st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+        except FileNotFoundError:
+            return None
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.fstat(dfd).st_uid:
+            return None
+        with os.scandir(dfd) as entries:
+            for entry in entries:
+                if entry.name != name and (anywhere or entry.name == aside):
+                    other = entry.stat(follow_symlinks=False)
+                    if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
+                        return entry.name
+        durable.link_in(dfd, name, aside)
+    return aside

@@ -24,7 +24,8 @@ from pathlib import Path
 
 from appliance import owner as owner_rules
 from appliance import setup as core
-from appliance.durable import write_text
+from companion import durable
+from companion.durable import write_text
 from appliance.setup import SetupError
 from companion.config import default_data_dir
 
@@ -217,10 +218,8 @@ SSHD_FILE = "companion-setup.conf"
 def ssh_off(system, ssh_dir: Path, sshd_dir: Path) -> None:
     """The owner's key and its drop-in gone, and SSH stopped and disabled."""
     remove_key(ssh_dir)
-    try:
-        (sshd_dir / SSHD_FILE).unlink()
-    except FileNotFoundError:
-        pass
+    if (sshd_dir / SSHD_FILE).exists():
+        durable.remove(sshd_dir / SSHD_FILE)
     if has_sshd(system):
         system.run(["systemctl", "disable", "--now", "ssh.service"], timeout=60)
 
@@ -308,7 +307,7 @@ def physical_reset(data_dir: Path, system, *, boot_dirs=owners.BOOT_DIRS, ssh_di
     _remove(data_dir, owner_rules.RECORD)
     core.write_private(Path(data_dir) / core.RECORD, json.dumps({"done": False}) + "\n")
     try:
-        found.unlink()
+        durable.remove(found)
     except OSError as exc:        # a read-only boot partition: said, and done again at the next boot
         log.warning("owner reset: %s stays: %s", found, exc)
     log.warning("owner reset: the owner is forgotten; the box is in set-up mode")

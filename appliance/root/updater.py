@@ -42,12 +42,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from companion import carry_back, durable
+from companion.durable import fsync_dir, read_json, switch_link, write_json
 from companion.errors import CompanionError
 from companion.i18n import N_, gettext
 
 from .. import bundle as bundles
 from .. import envreuse
-from ..durable import fsync_dir, read_json, switch_link, write_json
 from ..updates import BACK, Layout, status_text
 from . import owner as owners
 from . import safefs
@@ -166,9 +167,37 @@ def backup_store(data_dir: Path, dest: Path) -> None:
             safefs.copy_out(data_dir, name, dest / name)
         except FileNotFoundError:
             continue
-    (dest / "complete").touch()
-    fsync_dir(dest)
+    durable.write(dest / "complete", b"")
     fsync_dir(dest.parent)
+
+
+def keep_new_store(data_dir: Path, version: str | None, clock=time.time) -> str | None:
+    """Before a rollback puts the pre-update copy back: the store the new
+    version wrote (the service stopped) kept beside it, as it is, for the
+    version the box goes back to, which replays onto its own store what the
+    new version acknowledged meanwhile (:mod:`companion.carry_back`).
+
+    Two more names for the service's own files (hard links, in its folder,
+    made without following a link: :func:`safefs.keep_aside`): no copy, so
+    a full card does not stop it, and root reads nothing of them.  Done
+    again after a cut, it finds the files already kept.  The name kept, or
+    None when there is no store."""
+    version = version if _one_name(version) else "unknown"
+    stamp = int(clock())
+    for later in range(10):          # a name already taken (the same second): the next one
+        name = f"{carry_back.PREFIX}{version}-{stamp + later}.db"
+        try:
+            kept = safefs.keep_aside(data_dir, "companion.db", name)
+            break
+        except FileExistsError:
+            continue
+    else:
+        raise FileExistsError(f"{carry_back.PREFIX}{version}-{stamp}.db: taken")
+    if kept is not None:
+        # Its write-ahead log under the name SQLite looks for beside it: the
+        # new version's last actions may be only there.
+        safefs.keep_aside(data_dir, "companion.db-wal", kept + "-wal", anywhere=False)
+    return kept
 
 
 def restore_store(src: Path, data_dir: Path) -> None:
@@ -229,6 +258,7 @@ class SystemdSystem:
             if done.returncode != 0:
                 raise CompanionError(N_("the new version's environment could not be built: {detail}"),
                                      detail=_last_line(done.stderr))
+        envreuse.note_hashes(env)      # what the next update's carry-over checks the compiled files by
         # pip and the links write through the page cache: a card that loses
         # power keeps only what was flushed, and the release is marked whole
         # (and may be switched to) right after this.
@@ -342,11 +372,7 @@ class Installer:
         return marker
 
     def _drop_marker(self) -> None:
-        try:
-            self.layout.marker.unlink()
-        except FileNotFoundError:
-            return
-        fsync_dir(self.layout.root)
+        durable.remove(self.layout.marker)
 
     def _start(self) -> None:
         _try("starting the service", self.system.start)
@@ -471,15 +497,14 @@ class Installer:
         if target.exists():        # an earlier attempt at this version (never current or previous: above)
             shutil.rmtree(target)
         target.mkdir()
-        (target / UNFINISHED).touch()
+        durable.write(target / UNFINISHED, b"")
         fsync_dir(lay.releases)
-        os.rename(lay.work / "unpacked" / "release", target / "src")
+        durable.move(lay.work / "unpacked" / "release", target / "src")
         # The bundle is good: building the environment takes minutes on a
         # Pi, which the page says as installing, not as checking the file.
         self.status("installing", to=version, back=here)
         self.system.build_env(target, lay.work / "unpacked" / "wheels", lay.releases / here)
-        (target / UNFINISHED).unlink()
-        fsync_dir(target)
+        durable.remove(target / UNFINISHED)
         shutil.rmtree(lay.work, ignore_errors=True)
         return version, target
 
@@ -564,6 +589,8 @@ class Installer:
 
         def store():            # the copy is named once whole: the store is restored only from then on
             if backup is not None and (backup / "complete").exists():
+                # What the new version acknowledged is kept first, for the old one to carry back.
+                keep_new_store(lay.data, to, self.clock)
                 restore_store(backup, lay.data)
 
         # The new release goes before the store comes back: on a full card it frees the room the copy needs.

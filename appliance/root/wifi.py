@@ -41,8 +41,9 @@ import time
 from pathlib import Path
 
 from appliance import setup
-from companion import config as cfg
 from appliance import wifi as core
+from companion import config as cfg
+from companion import durable
 
 from . import owner as owners
 from . import safefs
@@ -283,7 +284,7 @@ class AccessPoint:
         self.nm_dnsmasq_dir.mkdir(parents=True, exist_ok=True)
         conf = "# made by companion wifi (appliance/root/wifi.py); removed when it stops\n"
         conf += "\n".join(dns_lines(self.settings.port)) + "\n"
-        (self.nm_dnsmasq_dir / NM_DNSMASQ_FILE).write_text(conf)
+        durable.write_text(self.nm_dnsmasq_dir / NM_DNSMASQ_FILE, conf)
         delete, add, up = nm_commands(self.ifname, self.settings.ssid, self.password, self.settings.channel)
         self.system.run(delete, timeout=30)
         self._must(add, timeout=30)
@@ -309,9 +310,9 @@ class AccessPoint:
         os.chmod(self.run_dir, 0o700)             # the passphrase is in there
         hostapd = self.run_dir / "hostapd.conf"
         dnsmasq = self.run_dir / "dnsmasq.conf"
-        hostapd.write_text(hostapd_conf(self.ifname, self.settings.ssid, self.password, self.settings.country,
-                                        channel=self.settings.channel))
-        dnsmasq.write_text(dnsmasq_conf(self.ifname, self.settings.port, self.run_dir / "dnsmasq.leases"))
+        durable.write_text(hostapd, hostapd_conf(self.ifname, self.settings.ssid, self.password, self.settings.country,
+                                                 channel=self.settings.channel), mode=0o600)
+        durable.write_text(dnsmasq, dnsmasq_conf(self.ifname, self.settings.port, self.run_dir / "dnsmasq.leases"))
         # A client on this radio would fight the access point.
         if networkmanager_runs(self.system):      # wifi_backend = "hostapd" beside NetworkManager
             self.system.run(["nmcli", "device", "set", self.ifname, "managed", "no"], timeout=15)
@@ -356,9 +357,9 @@ class AccessPoint:
             for argv in nm_down_commands():
                 self.system.run(argv, timeout=30)
             try:
-                (self.nm_dnsmasq_dir / NM_DNSMASQ_FILE).unlink()
-            except FileNotFoundError:
-                pass
+                durable.remove(self.nm_dnsmasq_dir / NM_DNSMASQ_FILE)
+            except OSError as exc:
+                log.warning("wifi: %s stays: %s", NM_DNSMASQ_FILE, exc)
         for child in self.children:
             if child.poll() is None:
                 child.terminate()

@@ -60,6 +60,7 @@ def env_with(tmp: Path, name: str, *wheels: Path) -> Path:
     env = empty_env(tmp, name)
     subprocess.run([str(env / "bin/python"), str(PIP_WHEELS[-1] / "pip"), "install", "--no-index", "--no-deps",
                     "-q", *map(str, wheels)], check=True)
+    envreuse.note_hashes(env)                      # as the installer and install.sh do once it is built
     return env
 
 
@@ -105,6 +106,45 @@ def test_a_file_the_card_damaged_is_not_carried_over(tmp_path, running):
     new = empty_env(tmp_path, "2.0")
     assert envreuse.carry_over([wheel], old, new) == [wheel]
     assert not (envreuse.site_packages(new) / "table_dice").exists()
+
+
+def test_compiled_files_nothing_vouches_for_are_not_carried_over(tmp_path, running):
+    old, wheel = tmp_path / "1.0/venv", running[1]
+    shutil.copytree(running[0], old, symlinks=True)
+    (old / envreuse.HASHES).unlink()
+    new = empty_env(tmp_path, "2.0")
+    assert envreuse.carry_over([wheel], old, new) == [wheel]
+
+
+@pytest.mark.parametrize("what", ["compiled file", "console script"])
+def test_what_pip_added_is_checked_on_the_card_too(tmp_path, running, what):
+    """The ``.pyc`` files and console scripts come from the installed RECORD,
+    not the wheel's: a damaged one is not carried over either."""
+    old, wheel = tmp_path / "1.0/venv", running[1]
+    shutil.copytree(running[0], old, symlinks=True)
+    if what == "compiled file":
+        damaged = next((envreuse.site_packages(old) / "table_dice/__pycache__").glob("*.pyc"))
+    else:
+        damaged = old / "bin/table-dice"
+    data = bytearray(damaged.read_bytes())
+    data[-2] ^= 0x20
+    damaged.write_bytes(bytes(data))
+    new = empty_env(tmp_path, "2.0")
+    assert envreuse.carry_over([wheel], old, new) == [wheel]
+    assert not (envreuse.site_packages(new) / "table_dice").exists() and not (new / "bin/table-dice").exists()
+
+
+def test_a_carried_script_is_listed_as_rewritten_so_the_next_release_carries_it_again(tmp_path, running):
+    old, wheel = running
+    second = empty_env(tmp_path, "2.0")
+    assert envreuse.carry_over([wheel], old, second) == []
+    record = next(envreuse.site_packages(second).glob("table_dice-*.dist-info/RECORD"))
+    assert record.stat().st_nlink == 1            # its own: it names the script as this release has it
+    envreuse.note_hashes(second)                  # as the installer does once it is built
+    third = empty_env(tmp_path, "3.0")
+    assert envreuse.carry_over([wheel], second, third) == []
+    assert str(third) in (third / "bin/table-dice").read_text().splitlines()[0]
+    assert dice(third) == "4"
 
 
 @pytest.mark.parametrize("other", [{"version": "1.1"}, {"roll": "6"}], ids=["newer", "same-version-other-files"])

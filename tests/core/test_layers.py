@@ -128,3 +128,23 @@ def test_only_the_start_sequence_and_roots_daemon_own_their_process():
     server (another machine's); never the web side's or the box's."""
     owners = {module_name(p) for pkg in PACKAGES for p in sources(pkg) if _installs_signal_handlers(p)}
     assert owners == {"appliance.runner", "appliance.root.wifi", "hub.serve"}
+
+
+def _hand_written_flushes(path: Path) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("fsync", "fdatasync", "replace", "rename", "renames")
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "os"):
+            found.append(f"{path.relative_to(ROOT)}:{node.lineno} os.{node.func.attr}")
+    return found
+
+
+def test_every_kept_file_is_written_the_one_durable_way():
+    """A flush or a rename written by hand is a guarantee of its own: every
+    file the box keeps goes through companion/durable.py instead (the one
+    place that calls them; SQLite's flushes are SQLite's)."""
+    scripts = [ROOT / "systemd/image/build"]
+    found = [hit for pkg in PACKAGES for p in sources(pkg) if p != ROOT / "companion/durable.py"
+             for hit in _hand_written_flushes(p)] + [hit for p in scripts for hit in _hand_written_flushes(p)]
+    assert found == []

@@ -17,6 +17,7 @@ from appliance import owner, setup, wifi
 from appliance.root import owner as owners
 from appliance.root import safefs
 from appliance.root import setup_apply as setup_root
+from companion import durable
 from test_setup_mode import FakeNM, _key
 
 
@@ -50,7 +51,7 @@ def test_a_link_at_a_temporary_name_is_never_written_through(folders, monkeypatc
     data, outside, secret = folders
     # The old fixed names, and the name root would draw next.
     (data / f"{wifi.STATUS_FILE}.tmp").symlink_to(secret)
-    monkeypatch.setattr(safefs.secrets, "token_hex", lambda n: "predictable")
+    monkeypatch.setattr(durable.secrets, "token_hex", lambda n: "predictable")
     (data / f".{wifi.STATUS_FILE}.predictable.tmp").symlink_to(secret)
     with pytest.raises(FileExistsError):
         wifi.write_status(data, wifi.Status(mode="join", reason="a known network"))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -18,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from appliance import bundle as bundles
-from appliance import durable, updates
+from appliance import updates
+from companion import durable
 from appliance.root import updater
 from companion.errors import StoreError
 from companion.store import Store
@@ -333,28 +335,30 @@ def test_the_service_side_only_drops_the_bundle_and_asks(tmp_path, keys, make_bu
 
 def test_an_update_asked_for_is_on_the_card_before_the_phone_is_told(tmp_path, make_bundle, monkeypatch):
     """The bundle and the request are flushed before each rename and the
-    inbox after them: a power cut after the 202 cannot lose the request."""
+    inbox after each: a power cut after the 202 cannot lose the request."""
     lay = Layout(prefix=tmp_path / "opt", data=tmp_path / "data", root=tmp_path / "root", keys=tmp_path / "k")
     bundle = make_bundle("2.0")
     events = []
-    real_fsync, real_replace = os.fsync, os.replace
+    real_fsync, real_rename = os.fsync, os.rename
 
     def fsync(fd):
         target = os.readlink(f"/proc/self/fd/{fd}")
-        events.append(("flushed", Path(target).name, os.path.getsize(target) if os.path.isfile(target) else None))
+        events.append(("flushed", re.sub(r"[0-9a-f]{12}", "*", Path(target).name),
+                       os.path.getsize(target) if os.path.isfile(target) else None))
         real_fsync(fd)
 
-    def replace(src, dst):
-        events.append(("renamed", Path(src).name, Path(dst).name))
-        real_replace(src, dst)
-    monkeypatch.setattr(updater.os, "fsync", fsync)
-    monkeypatch.setattr(updater.os, "replace", replace)
+    def rename(src, dst, **kw):
+        events.append(("renamed", re.sub(r"[0-9a-f]{12}", "*", Path(src).name), Path(dst).name))
+        real_rename(src, dst, **kw)
+    monkeypatch.setattr(durable.os, "fsync", fsync)
+    monkeypatch.setattr(durable.os, "rename", rename)
     updates.request_update(lay, bundle, "abc")
     size = bundle.stat().st_size
-    assert events == [("flushed", "incoming.bundle.part", size),
-                      ("renamed", "incoming.bundle.part", lay.incoming.name),
-                      ("flushed", ".request.tmp", 3),
-                      ("renamed", ".request.tmp", lay.request.name),
+    assert events == [("flushed", ".incoming.bundle.*.tmp", size),
+                      ("renamed", ".incoming.bundle.*.tmp", lay.incoming.name),
+                      ("flushed", lay.inbox.name, None),
+                      ("flushed", ".request.*.tmp", 3),
+                      ("renamed", ".request.*.tmp", lay.request.name),
                       ("flushed", lay.inbox.name, None)]
 
 

@@ -18,7 +18,8 @@ import types
 
 import pytest
 
-from appliance import durable, updates
+from appliance import updates
+from companion import durable
 from appliance import owner as owner_rules
 from appliance.root import updater
 from appliance.root.updater import Installer

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from appliance import durable, updates
+from appliance import updates
+from companion import durable
 from appliance.root import updater
 from appliance.root.updater import Installer
 from test_update import FakeSystem, _box, _games, keys, make_bundle  # noqa: F401 (fixtures)
@@ -48,14 +49,18 @@ def _tables(lay) -> set[str]:
 
 
 class Once:
-    """``real``, except that the first call for which ``when`` holds raises ENOSPC."""
+    """``real``, except that the first call for which ``when`` holds raises
+    ENOSPC (``after``: once ``real`` has done its part, as a flush that fails
+    after the name is gone)."""
 
-    def __init__(self, real, when):
-        self.real, self.when, self.fired = real, when, False
+    def __init__(self, real, when, after=False):
+        self.real, self.when, self.fired, self.after = real, when, False, after
 
     def __call__(self, *args, **kwargs):
         if not self.fired and self.when(*args, **kwargs):
             self.fired = True
+            if self.after:
+                self.real(*args, **kwargs)
             raise OSError(errno.ENOSPC, NO_ROOM)
         return self.real(*args, **kwargs)
 
@@ -64,7 +69,7 @@ def _fault(monkeypatch, lay, system, where):
     """Patch the step named ``where`` to fail once; the patch (its ``fired`` says if it did)."""
     module_attr = {
         "backup copy": (updater.safefs, "copy_out", lambda folder, name, dest, *a, **k: "pre-" in str(dest)),
-        "backup flush": (updater, "fsync_dir", lambda path: Path(path).name == "pre-2.0"),
+        "backup flush": (updater, "fsync_dir", lambda path: Path(path) == lay.backups),
         "marker prepared": (updater, "write_json", lambda p, obj, *a, **k: p == lay.marker and obj.get("phase") == "prepared"),
         "marker backed-up": (updater, "write_json", lambda p, obj, *a, **k: p == lay.marker and obj.get("phase") == "backed-up"),
         "marker checking": (updater, "write_json", lambda p, obj, *a, **k: p == lay.marker and obj.get("phase") == "checking"),
@@ -78,7 +83,7 @@ def _fault(monkeypatch, lay, system, where):
         "restarts": (system, "restarts", lambda: True),
         "health check": (system, "wait_healthy", lambda since: True),
         "record of the newest": (updater, "write_json", lambda p, *a, **k: p == lay.highest),
-        "marker removal": (updater, "fsync_dir", lambda path: Path(path) == lay.root),
+        "marker removal": (updater.durable, "remove", lambda path: Path(path) == lay.marker),
         "old release removal": (updater.shutil, "rmtree", lambda path, *a, **k: Path(path).name == "0.8"),
         # In the rollback after a new version that did not stay up:
         "rollback marker": (updater, "write_json", lambda p, obj, *a, **k: p == lay.marker and obj.get("phase") == "rolling-back"),
@@ -88,10 +93,10 @@ def _fault(monkeypatch, lay, system, where):
         "store WAL removal": (updater.safefs, "unlink", lambda folder, name: name == "companion.db-wal"),
         "store copy back": (updater.safefs, "copy_in", lambda src, folder, name, **k: name == "companion.db"),
         "new release removal": (updater.shutil, "rmtree", lambda path, *a, **k: Path(path).name == "2.0"),
-        "marker removal after rollback": (updater, "fsync_dir", lambda path: Path(path) == lay.root),
+        "marker removal after rollback": (updater.durable, "remove", lambda path: Path(path) == lay.marker),
     }
     target, attr, when = module_attr[where]
-    patch = Once(getattr(target, attr), when)
+    patch = Once(getattr(target, attr), when, after=where.startswith("marker removal"))
     monkeypatch.setattr(target, attr, patch)
     return patch
 

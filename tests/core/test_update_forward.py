@@ -13,7 +13,8 @@ import sys
 
 import pytest
 
-from appliance import durable, updates
+from appliance import updates
+from companion import durable
 from appliance.root import updater
 from appliance.root.updater import Installer
 from test_update import _box, _games, keys, make_bundle  # noqa: F401 (fixtures)

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from appliance import durable, updates
+from appliance import updates
+from companion import durable
 from appliance.root import safefs, updater
 from appliance.updates import Layout
 from companion.store import Store
@@ -174,7 +175,7 @@ def test_the_temporary_names_in_the_services_folder_cannot_be_planted(tmp_path, 
     assert ".companion.db.restore" not in made
 
     victim = _secret(tmp_path, "victim")
-    monkeypatch.setattr(safefs.secrets, "token_hex", lambda n: "0123456789ab")
+    monkeypatch.setattr(durable.secrets, "token_hex", lambda n: "0123456789ab")
     (data / ".companion.db.0123456789ab.tmp").symlink_to(victim)
     with pytest.raises(FileExistsError):
         updater.restore_store(src, data)

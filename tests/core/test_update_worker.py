@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from appliance import durable
+from companion import durable
 from appliance.root import updater
 from appliance.root.updater import Installer
 from test_update import _box, keys  # noqa: F401 (fixtures)

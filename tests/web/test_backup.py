@@ -178,10 +178,38 @@ def test_the_command_line_backup_restores_through_the_web_route_onto_a_box_in_pl
         assert again.seen() == before
     finally:
         again.close()
-    # What it replaced is kept aside for the operator.
+    # What it replaced is kept aside until the restored store has opened at the start.
     kept = [p for p in (tmp_path / "b").iterdir() if p.name.startswith("replaced-")]
     assert len(kept) == 1 and (kept[0] / "companion.db").exists()
     assert not (tmp_path / "b" / ".restore-new").exists()
+
+
+@pytest.mark.parametrize("opens", ["whole", "damaged"])
+def test_what_a_restore_replaced_goes_once_the_restored_store_has_opened(tmp_path, opens):
+    """The Backup page says what a restore replaces is lost: it stays on the
+    card (``replaced-<stamp>/``) only until the restored store has opened
+    at the start, unless that store opened only by being repaired."""
+    from appliance import runner
+
+    box = played(tmp_path / "a")
+    assert main(["backup", "--data", str(box.folder), str(tmp_path / "box.zip")]) == 0
+    box.close()
+    other = Box(tmp_path / "b")
+    other.play(scoreboard("Ann", "Ben"), add(0, 1))
+    other.close()
+    restore_backup(tmp_path / "box.zip", tmp_path / "b")
+    kept = [p for p in (tmp_path / "b").iterdir() if p.name.startswith("replaced-")]
+    assert len(kept) == 1
+    if opens == "damaged":
+        db = tmp_path / "b" / "companion.db"
+        db.write_bytes(db.read_bytes()[:100] + b"\xff" * 4000)
+    store = Store(tmp_path / "b")                  # the companion's start: the store, then what follows its opening
+    try:
+        runner._after_open(store, tmp_path / "b")
+        left = [p.name for p in (tmp_path / "b").iterdir() if p.name.startswith("replaced-")]
+        assert left == ([] if opens == "whole" else [kept[0].name])
+    finally:
+        store.close()
 
 
 def test_a_game_waiting_for_a_secret_is_saved_up_to_that_entry_and_resumes_there(tmp_path):

@@ -16,7 +16,8 @@ import os
 import pytest
 
 import companion
-from appliance import durable, owner, release_keys, updates
+from appliance import owner, release_keys, updates
+from companion import durable
 from companion.session import TableSession
 from companion.store import Store
 from box_support import make_box, mock_factory  # noqa: F401 (fixtures)
