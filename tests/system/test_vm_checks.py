@@ -149,7 +149,7 @@ def test_the_trap_knows_the_upload_and_an_old_status_from_a_new_one(tmp_path):
     (tmp_path / "root").mkdir()
     _write(tmp_path / "root/status.json", {"state": "done", "request": "old"})
     proc, t = _trap(tmp_path, aim="upload", freeze="companion.service")
-    (t / "inbox/incoming.bundle.part").write_bytes(b"a bundle, half")
+    (t / "inbox/.incoming.bundle.5f3a9c01d2e4.tmp").write_bytes(b"a bundle, half")   # durable.write's name
     out = json.loads(proc.communicate(timeout=20)[0])
     assert out == dict(out, reached=True, phase="upload", step="receiving", frozen="companion.service")
     proc, t = _trap(tmp_path / "after", aim="after", freeze=None)
