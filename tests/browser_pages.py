@@ -138,6 +138,19 @@ def finished_game() -> list[dict]:
             {"type": "add", "seat": 1, "points": 4}, {"type": "add", "seat": 3, "points": 12}]
 
 
+# A page drawn from the history (the scoreboard, a stored game's page) is
+# whole once its script has drawn what the history brought (board.js,
+# history.js: Companion.historyDrawn): wait for that, not for a time.
+DRAWN_JS = ("() => !window.Companion || !(document.getElementById('board') || document.getElementById('step-board'))"
+            " || document.body.classList.contains('page-seat') || document.body.classList.contains('page-seats')"
+            " || document.body.classList.contains('page-control') || window.Companion.historyDrawn === true")
+
+
+def settle(page) -> None:
+    """Wait until the page has drawn its history (see DRAWN_JS)."""
+    page.wait_for_function(DRAWN_JS)
+
+
 def jsonl(actions: list[dict]) -> bytes:
     return ("\n".join(json.dumps(a, ensure_ascii=False) for a in actions) + "\n").encode()
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_pages import FINISHED, GAMES, LANGS, PAGES, SHARED_PAGES
+from browser_pages import FINISHED, GAMES, LANGS, PAGES, SHARED_PAGES, settle
 from test_browser import PIN, WAIT_MS  # noqa: F401  (the browser's skip rules come with it)
 
 pytest_plugins = ["browser_support"]
@@ -71,6 +71,7 @@ def audit(browser, base, paths, lang, scheme, token=None):
             else:
                 page.goto(base + path)
             assert page.get_attribute("html", "lang") == lang
+            settle(page)
             page.wait_for_timeout(SETTLE_MS)
             problems += [f"{path} ({lang}, {scheme}): {v}" for v in severe_violations(page)]
     finally:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from browser_pages import FINISHED, GAMES, LANGS, OVERFLOW_JS, PAGES, SHARED_PAGES, WIDTHS
+from browser_pages import FINISHED, GAMES, LANGS, OVERFLOW_JS, PAGES, SHARED_PAGES, WIDTHS, settle
 from test_browser import ARTIFACTS, PIN, WAIT_MS  # noqa: F401  (the skip rules come with it)
 
 pytest_plugins = ["browser_support"]
@@ -46,6 +46,7 @@ def visit(page, base, path, lang):
     else:
         page.goto(base + path)
     assert page.get_attribute("html", "lang") == lang
+    settle(page)
     page.wait_for_timeout(SETTLE_MS)
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import pytest
 
-from browser_pages import LANGS, WIDTHS
+from browser_pages import LANGS, WIDTHS, settle
 from test_browser import PIN, WAIT_MS  # noqa: F401  (the skip rules come with it)
 
 pytest_plugins = ["browser_support"]
@@ -152,6 +152,7 @@ def check(pages, base, paths, lang):
         for path in paths:
             page.bring_to_front()             # its scroll events and frames run (a page behind is throttled)
             page.goto(base + path)
+            settle(page)                      # drawn from the history: no redraw closes what is opened below
             page.wait_for_timeout(SETTLE_MS)
             # The older bids' tables are in closed <details>: open them all.
             page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")

@@ -303,6 +303,7 @@
     var refresh = C.historyFollower(function (history) {
       steps = history.game === state.game ? C.rebuild(history) : [];
       draw();
+      C.historyDrawn = true;              // the page is whole (a test waits for it, not for a time)
     });
     var announce = C.announcer();
     announce(state);

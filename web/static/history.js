@@ -272,6 +272,7 @@
     allSteps(C.boot.detail).then(function (steps) {
       C.boot.detail.steps = steps;
       startGame(C.boot.detail);
+      C.historyDrawn = true;              // the page is whole (a test waits for it, not for a time)
     });
   }
 })();
