@@ -129,7 +129,7 @@ JS_TEXTS = [
     N_("Owner password: chosen (keep it: updates and restoring a backup ask for it)"), N_("SSH key: added"),
     N_("Open the scoreboard"),
     # control
-    N_("Table control"), N_("Save PIN"), N_("Forget PIN"), N_("PIN saved in this tab."),
+    N_("Table control"), N_("Save PIN"), N_("Forget PIN"), N_("PIN saved on this phone."),
     N_("Undo the last action"), N_("Really undo?"), N_("Yes, undo"), N_("Cancel"), N_("Undone."),
     N_("Seats"), N_("Release"), N_("Released."), N_("No seat is claimed."),
     N_("← Scroll sideways for the earlier ones."),

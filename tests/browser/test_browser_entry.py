@@ -33,7 +33,7 @@ def control(phones, name="control", scheme="light"):
     phone = phones(name, scheme)
     phone.context.add_init_script(f"sessionStorage.setItem('companion.pin', {PIN!r})")
     page = phone.open("/control")
-    expect(page.locator("#pin-section")).to_contain_text("PIN saved in this tab.")
+    expect(page.locator("#pin-section")).to_contain_text("PIN saved on this phone.")
     return phone, page
 
 

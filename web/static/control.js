@@ -109,7 +109,7 @@
   var pinSection = document.getElementById("pin-section");
   function drawPin() {
     if (C.pin.get()) {
-      return C.replace(body(pinSection), h("div", { className: "row" }, h("p", { id: "pin-saved", tabindex: "-1" }, t("PIN saved in this tab.")),
+      return C.replace(body(pinSection), h("div", { className: "row" }, h("p", { id: "pin-saved", tabindex: "-1" }, t("PIN saved on this phone.")),
         h("button", { type: "button", className: "fixed", onclick: function () { C.pin.clear(); drawPin(); } }, t("Forget PIN"))));
     }
     var input = h("input", { id: "pin", type: "password", inputmode: "numeric", autocomplete: "off", maxlength: "8",

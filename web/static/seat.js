@@ -1,7 +1,8 @@
 /* The seat pages.
 
    /seat      the seats of the game: a free one is claimed with the table PIN
-              (asked here, kept for this tab only); the seat token the box
+              (asked once, kept for the box's address:
+              common.js); the seat token the box
               answers is kept in localStorage, so a reload keeps the seat.
    /seat/<n>  that seat's private view (GET /api/seats/<n>/view with the
               token, fetched again after each change: an EventSource cannot
