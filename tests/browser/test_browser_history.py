@@ -36,3 +36,26 @@ def test_a_game_longer_than_one_page_steps_through_every_step(table, phones):
     page.locator("#prev").click()
     expect(where).to_contain_text(f"Step {total - 1} of {total}")
     expect(page.locator("#step-board")).to_contain_text(str((total - 1) // 2))   # a score from the last page
+
+
+def test_resuming_a_stored_game_asks_once_and_names_the_game_the_table_leaves(table, phones):
+    # A stored, unfinished scoreboard game; then a Third Man match at the table, in its round 1.
+    lines = [json.dumps({"type": "new_game", "game": "scoreboard", "players": ["Ann", "Ben"]}),
+             json.dumps({"type": "add", "seat": 0, "points": 4})]
+    status, _, body = http(table.server.port, "POST", "/api/history/import",
+                           ("\n".join(lines) + "\n").encode(), pin_headers())
+    assert status == 200, body
+    table.post({"type": "new_game", "game": "third-man", "players": ["Ann", "Ben", "Chloé", "Dan"]})
+    page = phones("history").open(f"/history/{body['id']}")
+    page.evaluate("Companion.pin.set('%s')" % pin_headers()["X-Table-Pin"])
+    page.locator("#resume-button").click()
+    question = page.locator("#resume-confirm")
+    expect(question).to_contain_text("Resume this game?")
+    expect(question).to_contain_text("The Third Man (Ann, Ben, Chloé, Dan), round 1, stays in History as unfinished")
+    page.locator("#resume-no").click()                  # Cancel: nothing changes
+    expect(question).to_have_count(0)
+    assert table.session.public()["game"] == "third-man"
+    page.locator("#resume-button").click()
+    page.locator("#resume-yes").click()
+    expect(page.locator("#msg")).to_contain_text("Resumed")
+    assert table.session.public()["game"] == "scoreboard"

@@ -143,6 +143,22 @@
     return (boot.titles && boot.titles[gameId]) || gameId;
   };
 
+  // -- the game a table leaves for another (a new one, one resumed from History) --------
+  // Nothing is lost (History keeps it, unfinished), but the table should know
+  // which game it leaves and where it stood: "The Third Man (Ann, Ben), round
+  // 2, stays in History as unfinished: you can resume it there."
+  C.whereGameStands = function (s) {
+    if (typeof s.round === "number" && (s.game === "third-man" || s.game === "diabolo")) return C.t("round {n}", { n: s.round });
+    if (Array.isArray(s.hands) && s.game !== "third-man") return C.t("hand {n}", { n: s.hands.length + 1 });
+    return null;
+  };
+  C.leftUnfinished = function (s) {
+    var title = C.title(s.game) + (s.name ? " \u201c" + s.name + "\u201d" : "");
+    var params = { game: title, players: (s.players || []).join(", "), where: C.whereGameStands(s) };
+    return params.where ? C.t("{game} ({players}), {where}, stays in History as unfinished: you can resume it there.", params)
+                        : C.t("{game} ({players}) stays in History as unfinished: you can resume it there.", params);
+  };
+
   C.dot = function (seat) {
     return C.h("span", { className: "dot s" + (seat % 8), "aria-hidden": "true" });
   };

@@ -302,17 +302,8 @@
   var asking = false;
   function unfinished() { return !!(state.game && !state.finished && (state.players || []).length); }
 
-  C.whereGameStands = function (s) {
-    if (typeof s.round === "number" && (s.game === "third-man" || s.game === "diabolo")) return t("round {n}", { n: s.round });
-    if (Array.isArray(s.hands) && s.game !== "third-man") return t("hand {n}", { n: s.hands.length + 1 });
-    return null;
-  };
-
   function lostText() {
-    var title = C.title(state.game) + (state.name ? " \u201c" + state.name + "\u201d" : "");
-    var params = { game: title, players: state.players.join(", "), where: C.whereGameStands(state) };
-    var lines = [params.where ? t("{game} ({players}), {where}, stays in History as unfinished: you can resume it there.", params)
-                              : t("{game} ({players}) stays in History as unfinished: you can resume it there.", params)];
+    var lines = [C.leftUnfinished(state)];
     if (seats.some(function (x) { return x.claimed; })) lines.push(t("The phones' seats are released."));
     return lines;
   }

@@ -234,8 +234,27 @@
       });
     };
 
+    // Resuming makes this game the table's: the game at the table now (if
+    // one is going on) is left unfinished, which the page names and asks once.
     var resume = document.getElementById("resume-button");
-    if (resume) resume.onclick = function () {
+    function resumeAsked(go) {
+      C.api("GET", "/api/state").then(function (r) {
+        var s = r.ok && r.body;
+        if (!s || !s.game || s.finished || !(s.players || []).length) return go();
+        resume.hidden = true;
+        var box = h("div", { className: "confirm", id: "resume-confirm", role: "group", "aria-labelledby": "resume-prompt" },
+          h("p", { className: "prompt", id: "resume-prompt" }, t("Resume this game?")),
+          h("p", null, C.leftUnfinished(s)),
+          h("button", { type: "button", className: "danger wide", id: "resume-yes",
+                        onclick: function () { box.remove(); resume.hidden = false; go(); } }, t("Resume it")),
+          h("button", { type: "button", className: "wide", id: "resume-no",
+                        onclick: function () { box.remove(); resume.hidden = false; resume.focus(); } }, t("Cancel")));
+        resume.parentNode.insertBefore(box, resume.nextSibling);
+        document.getElementById("resume-no").focus();          // the safe answer first
+      });
+    }
+    if (resume) resume.onclick = function () { resumeAsked(resumeIt); };
+    function resumeIt() {
       withPin(function (pin) {
         if (!pin) return C.message(msg, t("Enter the table PIN first."), "error");
         C.message(msg, t("Sending…"));
@@ -246,7 +265,7 @@
           setTimeout(function () { window.location.href = "/"; }, 800);
         });
       });
-    };
+    }
   }
 
   // The page carries the first page of steps (docs/api.md: a long game comes
