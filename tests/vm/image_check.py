@@ -198,16 +198,21 @@ def ssh_banner(port: int, wait: float = 5) -> bytes:
 
 
 class Boot:
-    def __init__(self, card: Path, kernel: Path, initrd: Path, append: str, workdir: Path, n: int):
+    """One boot of the card under ``virt``: ``memory`` MB (a Zero 2 W has
+    512), the card as ``drive`` (QEMU's -drive; default: the card file,
+    QEMU's own cache, as a card that never loses its power)."""
+
+    def __init__(self, card: Path, kernel: Path, initrd: Path, append: str, workdir: Path, n: int,
+                 *, memory: int = 1024, drive: str | None = None):
         self.port, self.ssh_port = free_port(), free_port()
         self.console = workdir / f"image-console-{n}.log"
         self.qmp_path = workdir / f"image-qmp-{n}.sock"
         self.qmp_path.unlink(missing_ok=True)
         cmd = ["qemu-system-aarch64", "-machine", MACHINE, "-cpu", "cortex-a72", "-accel", "tcg,thread=multi",
-               "-smp", "2", "-m", "1024", "-display", "none", "-monitor", "none",
+               "-smp", "2", "-m", str(memory), "-display", "none", "-monitor", "none",
                "-serial", f"file:{self.console}",
                "-kernel", str(kernel), "-initrd", str(initrd), "-append", append,
-               "-drive", f"file={card},format=raw,if=virtio,cache=writeback",
+               "-drive", drive or f"file={card},format=raw,if=virtio,cache=writeback",
                "-device", "virtio-rng-pci", "-qmp", f"unix:{self.qmp_path},server=on,wait=off",
                # restrict=on: the box reaches nothing; only the forwarded ports come in.
                "-netdev", f"user,id=net0,restrict=on,hostfwd=tcp:127.0.0.1:{self.port}-:{BOX_PORT},"
@@ -232,32 +237,45 @@ class Boot:
         text = self.console.read_text(errors="replace") if self.console.exists() else ""
         return " | ".join(text.strip().splitlines()[-6:])[-900:]
 
+    def qmp(self, *commands: dict) -> None:
+        """Sends QMP commands (each {"execute": ..., "arguments": ...}) to this QEMU."""
+        try:
+            with socket.socket(socket.AF_UNIX) as s:
+                s.settimeout(10)
+                s.connect(str(self.qmp_path))
+                f = s.makefile("rw")
+                f.readline()                        # the greeting
+                for command in ({"execute": "qmp_capabilities"}, *commands):
+                    f.write(json.dumps(command) + "\n")
+                    f.flush()
+                    f.readline()
+        except OSError:
+            pass
+
+    def press_power(self) -> None:
+        """virt's power key (QEMU's ``system_powerdown``): systemd-logind powers off."""
+        self.qmp({"execute": "system_powerdown"})
+
+    #: The kernel's last words after systemd's whole shutdown (every file
+    #: system unmounted or read-only, the disks flushed).
+    GOODBYE = ("reboot: Power down", "reboot: Restarting system", "reboot: System halted")
+
     def shut_down(self, wait: float = 300) -> bool:
-        """Stops the box as its power button would (QEMU's ``system_powerdown``:
-        virt's power key, systemd-logind powers off cleanly); kills QEMU after
-        ``wait`` seconds.  True if it stopped by itself."""
+        """Stops the box as its power button would (:meth:`press_power`);
+        kills QEMU after ``wait`` seconds.  True if QEMU stopped by itself
+        and the console's last kernel words say systemd's shutdown ended."""
         if self.proc.poll() is None:
-            try:
-                with socket.socket(socket.AF_UNIX) as s:
-                    s.settimeout(10)
-                    s.connect(str(self.qmp_path))
-                    f = s.makefile("rw")
-                    f.readline()                        # the greeting
-                    for command in ("qmp_capabilities", "system_powerdown"):
-                        f.write(json.dumps({"execute": command}) + "\n")
-                        f.flush()
-                        f.readline()
-            except OSError:
-                pass
+            self.press_power()
         try:
             self.proc.wait(wait)
-            clean = True
+            stopped = True
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
-            clean = False
+            stopped = False
         self.log.close()
-        return clean
+        text = self.console.read_text(errors="replace") if self.console.exists() else ""
+        return stopped and any(word in text for word in self.GOODBYE)
 
 
 def unpack(image: Path, out: Path) -> Path:
@@ -270,6 +288,27 @@ def unpack(image: Path, out: Path) -> Path:
     if out.stat().st_size < CARD_BYTES:
         os.truncate(out, CARD_BYTES)
     return out
+
+
+def sd_modules(card: Path, layout: Card, say) -> dict:
+    """Each covered board's SD card path against the initrd (boot_modules.py):
+    {"ok", "boards"}; the boots go on either way, and :func:`run` fails the
+    run when it is not ok (:func:`sd_failure`)."""
+    import boot_modules
+
+    short = boot_modules.summary(boot_modules.from_card(card, layout))
+    for board, entry in short["boards"].items():
+        say(f"image: {board} ({entry['dtb']}): SD card on {entry['controller']}, initrd needs "
+            f"{', '.join(entry['modules']) or 'nothing loadable'}"
+            + (f"; MISSING {entry['missing']}" if entry["missing"] else ""))
+    return short
+
+
+def sd_failure(short: dict) -> str | None:
+    if short.get("ok"):
+        return None
+    return "the initrd lacks what a board needs to find its root: " + "; ".join(
+        f"{board}: {', '.join(entry['missing'])}" for board, entry in short["boards"].items() if entry["missing"])
 
 
 def check(image: Path, workdir: Path, say) -> dict:
@@ -290,8 +329,9 @@ def check(image: Path, workdir: Path, say) -> dict:
         raise ImageError("the image as built: " + "; ".join(problems))
     say(f"image: boot partition: {layout.kernel_name}, {layout.initrd_name}, {len(layout.dtbs)} device trees; "
         f"cmdline {layout.cmdline!r}; root {before / 2**20:.0f} MiB")
+    sd = sd_modules(card, layout, say)
     kernel, initrd = layout.extract(workdir)
-    result = {"machine": MACHINE, "kernel": layout.kernel_name, "dtbs": layout.dtbs}
+    result = {"machine": MACHINE, "kernel": layout.kernel_name, "dtbs": layout.dtbs, "sd_modules": sd}
 
     first = Boot(card, kernel, initrd, layout.append(), workdir, 1)
     say(f"image: first boot (QEMU {MACHINE}, TCG), box on http://127.0.0.1:{first.port}/")
@@ -303,21 +343,10 @@ def check(image: Path, workdir: Path, say) -> dict:
             raise ImageError(f"sshd answers on a fresh card: {banner!r}")
     finally:
         clean = first.shut_down()
-    say(f"image: first boot stopped ({'clean poweroff' if clean else 'killed'})")
-    if not clean:       # the card was then cut, not shut down: what follows would not be a fresh box's
-        raise ImageError("the first boot did not power off by itself after its power key (QEMU killed)")
-    layout = Card(card)
-    after = ext4_bytes(card, layout.root["start"])
-    grown_to = layout.root["start"] + layout.root["size"]
-    result["root_mib"] = {"image": round(before / 2**20), "after_first_boot": round(after / 2**20)}
-    if grown_to < CARD_BYTES - 4 * 2**20 or after < layout.root["size"] - 4 * 2**20:
-        raise ImageError(f"the root did not grow to the card: partition ends at {grown_to / 2**20:.0f} MiB, "
-                         f"file system {after / 2**20:.0f} MiB, card {CARD_BYTES / 2**20:.0f} MiB")
-    keys = [n for n in ext4_ls(card, layout.root["start"], "/etc/ssh") or [] if n.startswith("ssh_host_")]
-    if not keys:
-        raise ImageError("no SSH host keys drawn at first boot")
-    if not ext4_ls(card, layout.root["start"], "/var/lib/companion"):
-        raise ImageError("the box kept nothing in /var/lib/companion at its first start")
+    say(f"image: first boot stopped ({'clean poweroff' if clean else 'NOT clean: killed'})")
+    if not clean:
+        raise ImageError(f"the first boot did not power off cleanly: {first.tail()}")
+    result["root_mib"] = after_first_boot(card, before)
 
     second = Boot(card, kernel, initrd, layout.append(), workdir, 2)
     say("image: second boot")
@@ -327,12 +356,43 @@ def check(image: Path, workdir: Path, say) -> dict:
     finally:
         clean = second.shut_down()
     if not clean:
-        raise ImageError("the second boot did not power off by itself after its power key (QEMU killed)")
+        raise ImageError(f"the second boot did not power off cleanly: {second.tail()}")
     return result
 
 
-def run(image: Path, cache: Path, keep: bool, say) -> tuple[dict, list[str]]:
-    """``appliance-vm --image FILE``: the summary (with its ``image`` figures) and the failures."""
+def host_keys(card: Path, root_offset: int) -> dict[str, bytes]:
+    """The card's SSH host key files (private and .pub), by name."""
+    names = [n for n in ext4_ls(card, root_offset, "/etc/ssh") or [] if n.startswith("ssh_host_")]
+    return {n: ext4_read(card, root_offset, f"/etc/ssh/{n}") or b"" for n in names}
+
+
+def after_first_boot(card: Path, before: int) -> dict:
+    """What a first boot must leave on the card, read from its bytes: the
+    root partition and file system grown to the card, SSH host keys drawn
+    (none empty), the box's state kept.  The root's sizes in MiB."""
+    layout = Card(card)
+    after = ext4_bytes(card, layout.root["start"])
+    grown_to = layout.root["start"] + layout.root["size"]
+    size = card.stat().st_size
+    if grown_to < size - 4 * 2**20 or after < layout.root["size"] - 4 * 2**20:
+        raise ImageError(f"the root did not grow to the card: partition ends at {grown_to / 2**20:.0f} MiB, "
+                         f"file system {after / 2**20:.0f} MiB, card {size / 2**20:.0f} MiB")
+    keys = host_keys(card, layout.root["start"])
+    if not keys:
+        raise ImageError("no SSH host keys drawn at first boot")
+    empty = sorted(n for n, data in keys.items() if not data.strip())
+    if empty:
+        raise ImageError(f"empty SSH host keys on the card: {empty}")
+    if not ext4_ls(card, layout.root["start"], "/var/lib/companion"):
+        raise ImageError("the box kept nothing in /var/lib/companion at its first start")
+    return {"image": round(before / 2**20), "after_first_boot": round(after / 2**20)}
+
+
+def run(image: Path, cache: Path, keep: bool, say, *, machine: str = MACHINE, memory: bool = False,
+        first_boot_cuts: int = 0, seed: int | None = None) -> tuple[dict, list[str]]:
+    """``appliance-vm --image FILE [--machine raspi3b] [--memory] [--first-boot-cuts N]``:
+    the summary (with its ``image`` figures, and ``memory`` and
+    ``first_boot_cuts`` when asked) and the failures."""
     runs = cache / "runs"
     runs.mkdir(parents=True, exist_ok=True)
     import tempfile
@@ -342,12 +402,30 @@ def run(image: Path, cache: Path, keep: bool, say) -> tuple[dict, list[str]]:
     summary: dict = {"arch": "arm64", "image_file": image.name}
     failures: list[str] = []
     try:
-        figures = check(image, workdir, say)
+        if machine == "raspi3b":
+            import raspi_check
+            figures = raspi_check.check(image, workdir, say)
+        else:
+            figures = check(image, workdir, say)
         summary["image"] = {k: figures[k] for k in ("boot_to_serving_s", "first_boot_to_serving_s", "machine")}
+        summary["image"]["initrd_sd_ok"] = figures["sd_modules"]["ok"]
         summary["image_detail"] = {k: v for k, v in figures.items() if k not in summary["image"]}
+        problem = sd_failure(figures["sd_modules"])
+        if problem:
+            say("FAILED:", problem)
+            failures.append(problem)
     except ImageError as exc:
         say("FAILED:", exc)
         failures.append(str(exc))
+    # Each on a card of its own, freshly unpacked (memory_check.py, first_boot_cuts.py).
+    if memory:
+        import memory_check
+        summary["memory"], more = memory_check.run(image, workdir, say)
+        failures += more
+    if first_boot_cuts:
+        import first_boot_cuts as cuts_check
+        summary["first_boot_cuts"], more = cuts_check.run(image, workdir, first_boot_cuts, say, seed=seed)
+        failures += more
     summary["total_s"] = round(time.monotonic() - started, 1)
     summary["ok"] = not failures
     if failures:
