@@ -132,3 +132,19 @@ def test_samples_are_split_by_the_hosts_marks():
     phases = memory_check.samples(text)
     assert phases == {"before": [(1.0, 500000, 40000)], "phones": [(2.0, 400000, 50000), (2.5, 390000, 52000)],
                       "update": [(3.0, 200000, 45000)]}
+
+
+@pytest.mark.skipif(not shutil.which("mkfs.ext4") or not shutil.which("debugfs"), reason="e2fsprogs")
+def test_a_root_left_mounted_is_told_from_one_unmounted_by_its_superblock(tmp_path):
+    card = tmp_path / "root.img"
+    with open(card, "wb") as f:
+        f.truncate(16 * 2**20)
+    subprocess.run(["mkfs.ext4", "-q", "-F", str(card)], check=True)
+    assert image_check.unmounted_cleanly(card, 0)
+    # What a board reset leaves: the journal marked for replay (debugfs sets
+    # the feature as the kernel does when it mounts the root read-write).
+    subprocess.run(["debugfs", "-w", "-R", "feature needs_recovery", str(card)], check=True, capture_output=True)
+    assert not image_check.unmounted_cleanly(card, 0)
+    subprocess.run(["debugfs", "-w", "-R", "feature -needs_recovery", str(card)], check=True, capture_output=True)
+    subprocess.run(["debugfs", "-w", "-R", "ssv state 0", str(card)], check=True, capture_output=True)
+    assert not image_check.unmounted_cleanly(card, 0)          # not cleanly unmounted (state 0)

@@ -311,6 +311,31 @@ def sd_failure(short: dict) -> str | None:
         f"{board}: {', '.join(entry['missing'])}" for board, entry in short["boards"].items() if entry["missing"])
 
 
+def unmounted_cleanly(card: Path, offset: int) -> bool:
+    """Whether the root's ext4 was left as a whole shutdown leaves it: its
+    superblock's state "cleanly unmounted" (s_state bit 0) and no journal
+    to replay (the needs_recovery feature, incompat 0x4, off).  A board
+    reset or a cut before the root was unmounted (or remounted read-only)
+    leaves needs_recovery on, whatever the console printed."""
+    with open(card, "rb") as f:
+        f.seek(offset + 1024)
+        sb = f.read(1024)
+    if struct.unpack_from("<H", sb, 0x38)[0] != 0xEF53:
+        raise ImageError("the root partition holds no ext4 file system")
+    state, = struct.unpack_from("<H", sb, 0x3A)
+    incompat, = struct.unpack_from("<I", sb, 0x60)
+    return bool(state & 1) and not incompat & 0x4
+
+
+def stopped_cleanly(boot, card: Path, which: str) -> None:
+    """After ``boot``'s shutdown: QEMU stopped by itself, and the card's root
+    says so too (:func:`unmounted_cleanly`); else ImageError."""
+    if not boot.clean:
+        raise ImageError(f"the {which} boot did not power off cleanly: {boot.tail()}")
+    if not unmounted_cleanly(card, Card(card).root["start"]):
+        raise ImageError(f"the {which} boot stopped with its root still mounted (ext4 needs_recovery on the card)")
+
+
 def check(image: Path, workdir: Path, say) -> dict:
     """Boots ``image`` twice (first boot, then again) and returns the
     ``image`` figures; raises ImageError when a check does not hold."""
@@ -342,10 +367,9 @@ def check(image: Path, workdir: Path, say) -> dict:
         if banner.startswith(b"SSH-"):
             raise ImageError(f"sshd answers on a fresh card: {banner!r}")
     finally:
-        clean = first.shut_down()
-    say(f"image: first boot stopped ({'clean poweroff' if clean else 'NOT clean: killed'})")
-    if not clean:
-        raise ImageError(f"the first boot did not power off cleanly: {first.tail()}")
+        first.clean = first.shut_down()
+    say(f"image: first boot stopped ({'clean poweroff' if first.clean else 'NOT clean: killed'})")
+    stopped_cleanly(first, card, "first")
     result["root_mib"] = after_first_boot(card, before)
 
     second = Boot(card, kernel, initrd, layout.append(), workdir, 2)
@@ -354,9 +378,8 @@ def check(image: Path, workdir: Path, say) -> dict:
         result["boot_to_serving_s"] = round(second.wait_serving(), 1)
         say(f"image: boot to serving: {result['boot_to_serving_s']} s")
     finally:
-        clean = second.shut_down()
-    if not clean:
-        raise ImageError(f"the second boot did not power off cleanly: {second.tail()}")
+        second.clean = second.shut_down()
+    stopped_cleanly(second, card, "second")
     return result
 
 
