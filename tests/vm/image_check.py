@@ -92,13 +92,19 @@ def ext4_ls(card: Path, offset: int, path: str) -> list[str] | None:
     return [n for n in re.findall(r"\(\d+\)\s+(\S+)", text) if n not in (".", "..")]
 
 
-def ext4_bytes(card: Path, offset: int) -> int:
-    """The ext4 file system's size, from its superblock."""
+def superblock(card: Path, offset: int) -> bytes:
+    """The ext4 superblock of the partition at ``offset``; ImageError if there is none."""
     with open(card, "rb") as f:
         f.seek(offset + 1024)
         sb = f.read(1024)
-    if struct.unpack_from("<H", sb, 0x38)[0] != 0xEF53:
+    if len(sb) < 1024 or struct.unpack_from("<H", sb, 0x38)[0] != 0xEF53:
         raise ImageError("the root partition holds no ext4 file system")
+    return sb
+
+
+def ext4_bytes(card: Path, offset: int) -> int:
+    """The ext4 file system's size, from its superblock."""
+    sb = superblock(card, offset)
     blocks_lo, = struct.unpack_from("<I", sb, 4)
     log_block, = struct.unpack_from("<I", sb, 24)
     blocks_hi, = struct.unpack_from("<I", sb, 0x150)
@@ -317,11 +323,7 @@ def unmounted_cleanly(card: Path, offset: int) -> bool:
     to replay (the needs_recovery feature, incompat 0x4, off).  A board
     reset or a cut before the root was unmounted (or remounted read-only)
     leaves needs_recovery on, whatever the console printed."""
-    with open(card, "rb") as f:
-        f.seek(offset + 1024)
-        sb = f.read(1024)
-    if struct.unpack_from("<H", sb, 0x38)[0] != 0xEF53:
-        raise ImageError("the root partition holds no ext4 file system")
+    sb = superblock(card, offset)
     state, = struct.unpack_from("<H", sb, 0x3A)
     incompat, = struct.unpack_from("<I", sb, 0x60)
     return bool(state & 1) and not incompat & 0x4

@@ -51,6 +51,7 @@ import time
 from pathlib import Path
 
 import image_check
+import vmlib
 from image_check import ImageError
 
 RAM_MB = 512                # a Pi Zero 2 W
@@ -108,20 +109,7 @@ class Box:
 
     def http(self, method: str, path: str, body=None, headers: dict | None = None,
              timeout: float = 10) -> tuple[int, bytes]:
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        try:
-            hdrs = dict(headers or {})
-            if isinstance(body, bytes):
-                data = body
-            else:
-                data = json.dumps(body).encode() if body is not None else None
-                if data is not None:
-                    hdrs["Content-Type"] = "application/json"
-            conn.request(method, path, body=data, headers=hdrs)
-            resp = conn.getresponse()
-            return resp.status, resp.read()
-        finally:
-            conn.close()
+        return vmlib.http_request(self.port, method, path, body, headers, timeout)
 
     def sh(self, script: str, timeout: float = 600, input: str = "") -> Result:
         cmd = ["ssh", "-i", str(self.key), "-p", str(self.boot.ssh_port), "-o", "BatchMode=yes",

@@ -424,6 +424,28 @@ class Result:
         return f"Result(rc={self.rc}, stdout={self.stdout[-300:]!r}, stderr={self.stderr[-300:]!r})"
 
 
+
+def http_request(port: int, method: str, path: str, body=None, headers: dict | None = None,
+                 timeout: float = 10) -> tuple[int, bytes]:
+    """One request to a box through its forwarded port on this host: a JSON
+    body (an object), or bytes as a phone's page sends a file (its headers
+    say the type); the status and the body."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        hdrs = dict(headers or {})
+        if isinstance(body, bytes):
+            data = body
+        else:
+            data = json.dumps(body).encode() if body is not None else None
+            if data is not None:
+                hdrs["Content-Type"] = "application/json"
+        conn.request(method, path, body=data, headers=hdrs)
+        resp = conn.getresponse()
+        return resp.status, resp.read()
+    finally:
+        conn.close()
+
+
 class VM:
     """One boot of the image: ``start()``, then ``run``/``sh``/``put``/``get``
     as root in the guest, ``http`` through the forwarded port, and either
@@ -765,20 +787,7 @@ class VM:
     # -- the box's web side, through the forwarded port ------------------------------------------
     def http(self, method: str, path: str, body=None, headers: dict | None = None,
              timeout: float = 10) -> tuple[int, bytes]:
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        try:
-            hdrs = dict(headers or {})
-            if isinstance(body, bytes):         # a file as a phone's page sends it (headers say its type)
-                data = body
-            else:
-                data = json.dumps(body).encode() if body is not None else None
-                if data is not None:
-                    hdrs["Content-Type"] = "application/json"
-            conn.request(method, path, body=data, headers=hdrs)
-            resp = conn.getresponse()
-            return resp.status, resp.read()
-        finally:
-            conn.close()
+        return http_request(self.port, method, path, body, headers, timeout)
 
     def wait_http(self, path: str = "/api/state", timeout: float = 300) -> float:
         """Wait until the box answers 200 through the forwarded port; the
