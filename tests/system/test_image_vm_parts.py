@@ -148,3 +148,24 @@ def test_a_root_left_mounted_is_told_from_one_unmounted_by_its_superblock(tmp_pa
     subprocess.run(["debugfs", "-w", "-R", "feature -needs_recovery", str(card)], check=True, capture_output=True)
     subprocess.run(["debugfs", "-w", "-R", "ssv state 0", str(card)], check=True, capture_output=True)
     assert not image_check.unmounted_cleanly(card, 0)          # not cleanly unmounted (state 0)
+
+
+def test_the_pis_way_is_read_off_its_console_and_a_virtio_device_is_not_the_pis():
+    import raspi_check
+    console = "\n".join([
+        "[    0.000000] Machine model: Raspberry Pi 3 Model B",
+        "[    9.100000] sdhost-bcm2835 3f202000.mmc: loaded - DMA enabled (>1)",
+        "[    9.500000] mmcblk0: mmc0:aaaa QEMU! 8.00 GiB",
+        "[    9.600000]  mmcblk0: p1 p2",
+        "[   16.000000] EXT4-fs (mmcblk0p2): mounted filesystem with ordered data mode.",
+        "[  210.600000] cdc_ether 1-1.1:1.0 usb0: register 'cdc_ether' at usb-3f980000.usb-1.1, CDC Ethernet Device",
+        # A warning's module list names the initrd's virtio modules: not a device.
+        "[  305.600756] Modules linked in: ext4 crc16 mbcache jbd2 virtio_blk virtio_mmio virtio_pci sd_mod",
+    ])
+    seen = raspi_check.the_pis_way(console)
+    assert seen == {"model": "Raspberry Pi 3 Model B", "card": "mmcblk0", "root": "mmcblk0p2",
+                    "sd_driver": "sdhost-bcm2835 3f202000.mmc", "network": "cdc_ether usb0"}
+    with pytest.raises(image_check.ImageError, match="virtio device"):
+        raspi_check.the_pis_way(console + "\n[    2.0] virtio_blk virtio0: [vda] 16777216 512-byte logical blocks")
+    with pytest.raises(image_check.ImageError, match="Pi 3"):
+        raspi_check.the_pis_way(console.replace("Raspberry Pi 3 Model B", "linux,dummy-virt"))
