@@ -558,7 +558,7 @@ JS_TEXTS = [
     N_("Enter the table PIN first."), N_("Choose the game's file first."), N_("No file chosen yet."),
     N_("Step {n} of the file is refused: {reason}"),
     N_("Imported as game {id}."), N_("Open it"), N_("Resumed: it is the game at the table now."),
-    N_("Resume this game?"), N_("Resume it"),
+    N_("Resume this game?"), N_("Resume it"), N_("Cancel"),
     N_("Sending…"), N_("The box does not answer: try again."), N_("Downloaded."),
     N_("Clock: {times} · {name} to play"), N_("Clock: {times} · stopped"),
     N_("More columns: scroll sideways →"),
