@@ -265,8 +265,10 @@ def check(image: Path, workdir: Path, say) -> dict:
         end = time.monotonic() + 300
         while time.monotonic() < end and image_check.http_status(box.port, "/api/state") != 200:
             time.sleep(1)
+        # Only the sampler goes to the background: a whole "a && b &" list
+        # would, and its cat would read the shell's /dev/null, not the script.
         box.must(f"rm -f {LOG}; cat > /run/companion-memory.sh && chmod 755 /run/companion-memory.sh && "
-                 "setsid /run/companion-memory.sh </dev/null >/dev/null 2>&1 &", input=sampler())
+                 "{ setsid /run/companion-memory.sh </dev/null >/dev/null 2>&1 & }", input=sampler())
         code, body = box.http("POST", "/api/actions", {"type": "new_game", "game": "scoreboard", "players": PLAYERS},
                               {"X-Table-Pin": pin}, timeout=60)
         if code != 200:
