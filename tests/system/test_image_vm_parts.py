@@ -20,14 +20,14 @@ import first_boot_cuts  # noqa: E402
 import image_check  # noqa: E402
 import memory_check  # noqa: E402
 
+# As the image's console shows them (virt's serial port, 80 columns):
+# systemd's status lines coloured and cut in their middle.
 FIRST_BOOT = [
     "[   12.0] EXT4-fs (vda2): mounted filesystem with ordered data mode.",
-    "         Starting companion-first-boot.service - companion: first boot of a new card (root grown to "
-    "the card, SSH host keys)...",
+    "         Starting \x1b[0;1;39mcompanion-first-b\u2026own to the card, SSH host keys)...",
     "[   20.1] EXT4-fs (vda2): resizing filesystem from 271616 to 2096128 blocks",
     "[   31.7] EXT4-fs (vda2): resized filesystem to 2096128",
-    "[  OK  ] Finished companion-first-boot.service - companion: first boot of a new card (root grown to "
-    "the card, SSH host keys).",
+    "[\x1b[0;32m  OK  \x1b[0m] Finished \x1b[0;1;39mcompanion-first-b\u2026own to the card, SSH host keys).",
 ]
 
 

@@ -55,11 +55,17 @@ PLANS = (("after",), ("keys",), ("growth",), ("growth", "keys"), ("keys", "after
 MARKER = "/var/lib/companion-image/first-boot-done"
 UNIT_WORDS = "first boot of a new card"
 # The console's words, in the order a first boot says them.
-START = re.compile(r"Starting .*" + UNIT_WORDS)
+# systemd's status lines on the serial console are coloured and cut to its
+# 80 columns in their middle ("Starting companion-first-b…own to the card,
+# SSH host keys)..."): the unit is known by the start of its name, which is
+# always kept, on the line with its escapes taken out.
+UNIT = r"\S*companion-first-b"
+START = re.compile(r"Starting " + UNIT)
 GROWING = re.compile(r"EXT4-fs \(\w+\): resizing filesystem from")
 GROWN = re.compile(r"EXT4-fs \(\w+\): resized filesystem to")
-FINISHED = re.compile(r"Finished .*" + UNIT_WORDS)
-FAILED = re.compile(r"Failed to start .*" + UNIT_WORDS)
+FINISHED = re.compile(r"Finished " + UNIT)
+FAILED = re.compile(r"Failed to start " + UNIT)
+ESCAPES = re.compile(r"\x1b\[[0-9;]*m")
 ORDER = ("start", "growing", "grown", "finished")
 AFTER_S = 35.0
 WATCH_CEILING_S = 1800      # a boot that never reaches its moment fails at last
@@ -82,7 +88,7 @@ class Console:
         cut = chunk.rfind(b"\n") + 1
         self.at += cut
         now = time.monotonic()
-        for line in chunk[:cut].decode(errors="replace").splitlines():
+        for line in ESCAPES.sub("", chunk[:cut].decode(errors="replace")).splitlines():
             for name, word in (("start", START), ("growing", GROWING), ("grown", GROWN), ("finished", FINISHED),
                                ("failed", FAILED)):
                 if name not in self.seen and word.search(line):
