@@ -265,10 +265,19 @@ def check(image: Path, workdir: Path, say) -> dict:
         end = time.monotonic() + 300
         while time.monotonic() < end and image_check.http_status(box.port, "/api/state") != 200:
             time.sleep(1)
-        # Only the sampler goes to the background: a whole "a && b &" list
-        # would, and its cat would read the shell's /dev/null, not the script.
-        box.must(f"rm -f {LOG}; cat > /run/companion-memory.sh && chmod 755 /run/companion-memory.sh && "
-                 "{ setsid /run/companion-memory.sh </dev/null >/dev/null 2>&1 & }", input=sampler())
+        # The sampler runs as a unit of its own (systemd-run), not in the
+        # background of the SSH session that starts it (whose end may take
+        # it along), through sh (wherever /run is mounted noexec); it must
+        # have written a sample before the phones come.
+        box.must(f"rm -f {LOG}; cat > /run/companion-memory.sh && "
+                 "systemd-run --quiet --unit companion-memory-sampler /bin/sh /run/companion-memory.sh",
+                 input=sampler())
+        end = time.monotonic() + 60
+        while time.monotonic() < end and not box.sh(f"grep -q '^s ' {LOG}").ok:
+            time.sleep(1)
+        if not box.sh(f"grep -q '^s ' {LOG}").ok:
+            raise ImageError("the memory sampler wrote nothing: "
+                             + box.sh("systemctl status companion-memory-sampler --no-pager | tail -5").stdout)
         code, body = box.http("POST", "/api/actions", {"type": "new_game", "game": "scoreboard", "players": PLAYERS},
                               {"X-Table-Pin": pin}, timeout=60)
         if code != 200:
