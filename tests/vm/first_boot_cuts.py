@@ -170,6 +170,12 @@ class Round:
         end = time.monotonic() + WATCH_CEILING_S
         while time.monotonic() < end:
             seen = console.poll()
+            if "start" in seen and "finished" not in seen and \
+                    image_check.http_status(boot.port, "/", timeout=2) == 200:
+                # companion.service is ordered after the unit, so serving says
+                # it finished; its own "Finished" line never reaches the
+                # console once the login prompt is there.
+                seen["finished"] = time.monotonic()
             if begin in seen:
                 break
             if "failed" in seen:
@@ -178,9 +184,7 @@ class Round:
             if boot.proc.poll() is not None:
                 raise ImageError(f"round {self.number}: QEMU stopped: {boot.tail()}")
             later = [w for w in ORDER[ORDER.index(begin) + 1:] if w in seen]
-            # The box serves before its first-boot unit is done (the host
-            # keys take minutes under TCG): serving ends the watch only when
-            # the unit never started.
+            # Serving with no sign of the unit: its marker was kept, it did not run.
             serving = "start" not in seen and image_check.http_status(boot.port, "/", timeout=2) == 200
             if later or serving:
                 # Past the moment without its word (a growth with nothing
