@@ -95,8 +95,7 @@
         var lost = t("What is on this box now is lost: {games} and {players}.",
           { games: games(look.box.games), players: players(look.box.players) });
         if (s.game && !s.finished) {
-          var where = s.round && (s.game === "third-man" || s.game === "diabolo") ? t("round {n}", { n: s.round })
-            : Array.isArray(s.hands) && s.game !== "third-man" ? t("hand {n}", { n: s.hands.length + 1 }) : null;
+          var where = C.whereGameStands(s);
           lost += " " + t("The game at the table goes too: {game}.",
             { game: C.title(s.game) + " (" + (s.players || []).join(", ") + (where ? ", " + where : "") + ")" });
         }
