@@ -27,7 +27,8 @@ FIRST_BOOT = [
     "         Starting \x1b[0;1;39mcompanion-first-b\u2026own to the card, SSH host keys)...",
     "[   20.1] EXT4-fs (vda2): resizing filesystem from 271616 to 2096128 blocks",
     "[   31.7] EXT4-fs (vda2): resized filesystem to 2096128",
-    "[\x1b[0;32m  OK  \x1b[0m] Finished \x1b[0;1;39mcompanion-first-b\u2026own to the card, SSH host keys).",
+    "[   31.9] companion-first-boot: drawing the SSH host keys",
+    "[   38.4] companion-first-boot: done\r",
 ]
 
 
@@ -45,9 +46,26 @@ def test_the_console_watcher_follows_a_first_boot_line_by_line(tmp_path):
             f.write(line[20:] + "\n")
             f.flush()
             phases.append((before, console.phase()))
-    assert [after for _, after in phases] == ["before", "start", "growth", "keys", "after"]
+    assert [after for _, after in phases] == ["before", "start", "growth", "grown", "keys", "after"]
     assert all(a == b for (a, _), (_, b) in zip(phases[1:], phases))   # nothing seen from half a line
-    assert list(console.seen) == ["start", "growing", "grown", "finished"]
+    assert list(console.seen) == ["start", "growing", "grown", "drawing", "finished"]
+
+
+def test_the_keys_are_not_taken_as_drawn_when_the_growth_ends(tmp_path):
+    """The cut aimed at the keys waits for the unit's own word that it is
+    drawing them: the growth's end is not it (a cut there finds no key
+    being written)."""
+    path = tmp_path / "console.log"
+    path.write_text("\n".join(FIRST_BOOT[:4]) + "\n")
+    console = first_boot_cuts.Console(path)
+    assert console.phase() == "grown" and "drawing" not in console.seen
+
+
+def test_systemd_finished_line_also_ends_the_unit(tmp_path):
+    path = tmp_path / "console.log"
+    path.write_text(FIRST_BOOT[1] + "\n[\x1b[0;32m  OK  \x1b[0m] Finished \x1b[0;1;39mcompanion-first-b\u2026own "
+                    "to the card, SSH host keys).\n")
+    assert first_boot_cuts.Console(path).phase() == "after"
 
 
 def test_a_failed_first_boot_unit_is_seen(tmp_path):

@@ -16,9 +16,13 @@ per boot, watched for on the console:
 
 - ``growth``: during the file system's growth (after the kernel's
   "resizing filesystem", before its "resized filesystem");
-- ``keys``: after the growth, before systemd's "Finished" line of the
-  first-boot unit (``ssh-keygen -A``, the marker);
-- ``after``: 0-35 s after that line, while the files just written may
+- ``keys``: after the unit's own "drawing the SSH host keys", before its
+  "done" (``ssh-keygen -A``, the syncs, the marker): the unit says both on
+  the kernel's log, which the console shows (systemd's "Finished" line
+  does not reach the console once the login prompt is there; an image
+  without the unit's words is taken as done when the box serves, which
+  companion.service is ordered after);
+- ``after``: 0-35 s after its "done", while the files just written may
   still be in the kernel's cache (ext4 commits its journal every 5 s, the
   data behind it within 30 s).
 
@@ -63,10 +67,12 @@ UNIT = r"\S*companion-first-b"
 START = re.compile(r"Starting " + UNIT)
 GROWING = re.compile(r"EXT4-fs \(\w+\): resizing filesystem from")
 GROWN = re.compile(r"EXT4-fs \(\w+\): resized filesystem to")
-FINISHED = re.compile(r"Finished " + UNIT)
+DRAWING = re.compile(r"companion-first-boot: drawing the SSH host keys")
+# The unit's own "done" (after its last sync), or systemd's line for it.
+FINISHED = re.compile(r"companion-first-boot: done\s*$|Finished " + UNIT)
 FAILED = re.compile(r"Failed to start " + UNIT)
 ESCAPES = re.compile(r"\x1b\[[0-9;]*m")
-ORDER = ("start", "growing", "grown", "finished")
+ORDER = ("start", "growing", "grown", "drawing", "finished")
 AFTER_S = 35.0
 WATCH_CEILING_S = 1800      # a boot that never reaches its moment fails at last
 
@@ -89,8 +95,8 @@ class Console:
         self.at += cut
         now = time.monotonic()
         for line in ESCAPES.sub("", chunk[:cut].decode(errors="replace")).splitlines():
-            for name, word in (("start", START), ("growing", GROWING), ("grown", GROWN), ("finished", FINISHED),
-                               ("failed", FAILED)):
+            for name, word in (("start", START), ("growing", GROWING), ("grown", GROWN), ("drawing", DRAWING),
+                               ("finished", FINISHED), ("failed", FAILED)):
                 if name not in self.seen and word.search(line):
                     self.seen[name] = now
         return self.seen
@@ -98,7 +104,8 @@ class Console:
     def phase(self) -> str:
         """Where the first boot is, by the last word seen."""
         seen = self.poll()
-        for name, phase in (("finished", "after"), ("grown", "keys"), ("growing", "growth"), ("start", "start")):
+        for name, phase in (("finished", "after"), ("drawing", "keys"), ("grown", "grown"), ("growing", "growth"),
+                            ("start", "start")):
             if name in seen:
                 return phase
         return "before"
@@ -158,15 +165,15 @@ class Round:
         """The phases' lengths as this boot showed them, for the next rounds' draws."""
         if "growing" in seen and "grown" in seen:
             self.lengths["growth"] = seen["grown"] - seen["growing"]
-        if "grown" in seen and "finished" in seen:
-            self.lengths["keys"] = seen["finished"] - seen["grown"]
+        if "drawing" in seen and "finished" in seen:
+            self.lengths["keys"] = seen["finished"] - seen["drawing"]
 
     def cut_during(self, phase: str) -> bool:
         """Boots and cuts the power in ``phase``; False if the first-boot
         unit did not run this time (the boot went on to serve: stopped cleanly)."""
         boot = self.boot()
         console = Console(boot.console)
-        begin = {"growth": "growing", "keys": "grown", "after": "finished"}[phase]
+        begin = {"growth": "growing", "keys": "drawing", "after": "finished"}[phase]
         end = time.monotonic() + WATCH_CEILING_S
         while time.monotonic() < end:
             seen = console.poll()
