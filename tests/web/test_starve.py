@@ -36,10 +36,11 @@ if str(ROOT) not in sys.path:
 
 from bench import bench_starve  # noqa: E402
 
-# A ceiling, not the target: a starved phone is refused (503), reset or left
-# waiting for ever, and any of those fails here; how fast it is answered
-# (the 1 s) is bench_starve's figure, beside a baseline of the same
-# run.  A timed bound would fail on a loaded machine or under emulation.
+# A wait's ceiling, not the target: a starved phone is refused (503), reset
+# or left waiting for ever, and any of those fails here (a request given up
+# after BOUND_S answers None); how fast it is answered (the 1 s) is
+# bench_starve's figure, beside a baseline of the same run.  Nothing here
+# times an answer: a timed bound would fail on a loaded machine.
 BOUND_S = 20.0
 SCOREBOARD = {"type": "new_game", "game": "scoreboard", "players": ["Ann", "Ben", "Chloé"]}
 
@@ -57,13 +58,13 @@ def test_three_hundred_hostile_connections_do_not_starve_a_phone_or_the_buttons(
             k = 0
             while time.monotonic() < stop:
                 k += 1
-                status, took = bench_starve.phone_request(appliance.port, "GET", "/api/state")
-                assert status == 200 and took < BOUND_S, (k, status, took)
-                status, took = bench_starve.phone_request(appliance.port, "POST", "/api/actions",
-                                                          {"type": "add", "seat": k % 4, "points": 1})
-                assert status == 200 and took < BOUND_S, (k, status, took)
-                pressed = appliance.press()             # a mock pin edge to the frame on the panel
-                assert pressed is not None and pressed < BOUND_S, (k, pressed)
+                status, _ = bench_starve.phone_request(appliance.port, "GET", "/api/state", timeout=BOUND_S)
+                assert status == 200, (k, status)
+                status, _ = bench_starve.phone_request(appliance.port, "POST", "/api/actions",
+                                                       {"type": "add", "seat": k % 4, "points": 1}, timeout=BOUND_S)
+                assert status == 200, (k, status)
+                # A mock pin edge to the frame on the panel (None: no frame within the child's wait).
+                assert appliance.press() is not None, k
                 time.sleep(0.1)
             assert k >= 10
         finally:
@@ -76,8 +77,8 @@ def test_three_hundred_hostile_connections_do_not_starve_a_phone_or_the_buttons(
         appliance.close()
 
 
-def _raw(port, source="127.0.0.1"):
-    return socket.create_connection(("127.0.0.1", port), timeout=3, source_address=(source, 0))
+def _raw(port, source="127.0.0.1", timeout=3.0):
+    return socket.create_connection(("127.0.0.1", port), timeout=timeout, source_address=(source, 0))
 
 
 def _read_all(sock) -> bytes:
@@ -96,10 +97,7 @@ def test_a_connection_over_the_per_address_ceiling_gets_a_json_503_at_once(tmp_p
     with running_server(app, max_connections_per_address=3) as server:
         held = [_raw(server.port) for _ in range(3)]
         assert wait_until(lambda: len(server._listeners[0].active_channels) == 3, timeout=2)
-        started = time.monotonic()
-        over = _raw(server.port)
-        answer = _read_all(over)
-        assert time.monotonic() - started < BOUND_S
+        answer = _read_all(_raw(server.port, timeout=BOUND_S))
         head, _, body = answer.partition(b"\r\n\r\n")
         assert head.startswith(b"HTTP/1.1 503") and b"Retry-After" in head
         assert json.loads(body) == {"error": "too many live connections (3): close a page or try again later"}
@@ -119,9 +117,8 @@ def test_one_address_holds_a_few_streams_and_the_one_over_gets_a_503(tmp_path):
     with running_server(app, max_streams_per_address=2) as server:
         mine = [SSEClient(server.port) for _ in range(2)]
         assert all(s.status == 200 for s in mine)
-        started = time.monotonic()
         over = SSEClient(server.port)
-        assert over.status == 503 and time.monotonic() - started < BOUND_S
+        assert over.status == 503
         assert "too many live connections" in json.loads(over.body())["error"]
         other = SSEClient(server.port, source="127.0.0.2")      # another phone
         assert other.status == 200 and other.next_state() == {"game": None}
@@ -230,9 +227,7 @@ def test_a_connection_over_the_servers_limit_is_answered_not_left_in_the_backlog
         while len(listener._map) < listener.adj.connection_limit:
             held.append(_raw(server.port, source=f"127.0.1.{len(held) % 200 + 2}"))
             assert wait_until(lambda: len(listener.active_channels) == len(held), timeout=2)
-        started = time.monotonic()
-        answer = _read_all(_raw(server.port, source="127.0.0.2"))
-        assert time.monotonic() - started < BOUND_S
+        answer = _read_all(_raw(server.port, source="127.0.0.2", timeout=BOUND_S))
         head, _, body = answer.partition(b"\r\n\r\n")
         assert head.startswith(b"HTTP/1.1 503")
         assert json.loads(body) == {"error": "too many live connections (52): close a page or try again later"}
