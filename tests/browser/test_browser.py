@@ -147,6 +147,33 @@ class Phone:
         assert not self.errors, f"{self.name}: script errors {self.errors}"
 
 
+class HeldAnswer:
+    """The box's answer to the next action ``page`` sends, kept back until
+    ``release()``: the box has the action and its event reaches the page,
+    but the page's own request waits -- as on a phone whose event comes
+    before the answer to what it sent."""
+
+    def __init__(self, page):
+        self.route = self.answer = None
+        self.released = False
+        page.route("**/api/actions?*", self._hold)
+
+    def _hold(self, route):
+        if route.request.method != "POST" or self.route or self.released:
+            return route.continue_()
+        self.answer = route.fetch()          # the box applies the action now
+        self.route = route
+
+    @property
+    def sent(self):
+        return self.route is not None
+
+    def release(self):
+        assert self.route, "the page sent no action"
+        self.released = True
+        self.route.fulfill(response=self.answer)
+
+
 @pytest.fixture
 def phones(browser, table):
     made = []

@@ -19,7 +19,7 @@ import pytest
 
 # The shared fixtures (browser, table, phones) and the skip rules: without
 # Debian's chromium this module is skipped, or fails under COMPANION_REQUIRE_BROWSER=1.
-from test_browser import ARTIFACTS, BLINK_MS, phones, table  # noqa: F401
+from test_browser import ARTIFACTS, BLINK_MS, HeldAnswer, phones, table  # noqa: F401
 from web_support import PIN
 
 from playwright.sync_api import expect  # noqa: E402  (after the skip rules)
@@ -224,6 +224,30 @@ def test_yenta_a_bid_and_an_ask(table, phones):
     expect(panel).to_contain_text("Cat asks…", timeout=BLINK_MS)
     assert table.session.public()["dice"] == [5, 3, 4]
     phone.fits()
+
+
+def test_yenta_the_next_ask_begun_before_the_answer_to_the_last_stays_picked(table, phones):
+    """The table's event (Ben still to ask, Cat one die fewer) comes before
+    the box's answer to "hit": the die picked for the next ask meanwhile
+    stays picked when the answer comes, and the ask goes with it."""
+    table.post({"type": "new_game", "game": "yenta", "players": ["Ann", "Ben", "Cat"]})
+    table.post({"type": "bid", "seat": 1, "amount": 10})
+    phone, page = control(phones)
+    panel = entry(page)
+    expect(panel).to_contain_text("Ben asks…")
+    panel.locator('.choices.seats button[data-seat="2"]').click()
+    panel.locator('.choices.dice button[data-value="3"]').click()
+    held = HeldAnswer(page)
+    panel.locator("#ask-hit").click()
+    expect(panel.locator('.choices.seats button[data-seat="2"]')).to_contain_text("4")     # the event: Cat has 4 dice
+    assert held.sent and table.session.public()["dice"] == [5, 4, 4]
+    panel.locator('.choices.dice button[data-value="6"]').click()
+    held.release()
+    done(page, "Ben asks Cat for 3: hit")
+    expect(panel.locator('.choices.dice button[data-value="6"]')).to_have_attribute("aria-pressed", "true")
+    panel.locator("#ask-miss").click()
+    done(page, "Ben asks Cat for 6: miss")
+    assert table.session.public()["dice"] == [5, 3, 4]
 
 
 # -- Diabolo -------------------------------------------------------------------------------

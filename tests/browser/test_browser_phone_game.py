@@ -20,7 +20,7 @@ import re
 
 import pytest
 
-from test_browser import ARTIFACTS, BLINK_MS, PIN, Phone, Table  # noqa: F401  (the browser's skip rules come with it)
+from test_browser import ARTIFACTS, BLINK_MS, PIN, HeldAnswer, Phone, Table  # noqa: F401  (the browser's skip rules come with it)
 from test_pages import third_man_round
 
 from playwright.sync_api import expect
@@ -222,6 +222,38 @@ def test_a_whole_scoreboard_game_from_phones_only(browser, table, lang):
     finally:
         for phone in (control, seat, board):
             phone.close()
+
+
+def test_a_number_typed_while_the_last_ones_answer_is_on_its_way_stays_in_the_field(browser, table):
+    """The table's event often reaches the phone before the box's answer
+    to the entry that caused it: the new score shows, and a quick player
+    types the next number.  The answer, arriving then, empties the field
+    only of the number it answers -- the next one stays, and "Add" adds it."""
+    table.post({"type": "new_game", "game": "scoreboard", "players": ["Marc-Antoine", "Éloïse"]})
+    control = Phone(browser, table.base, "control")
+    try:
+        page = control.page
+        page.goto(table.base + "/control")
+        page.get_by_test_id("pin").fill(PIN)
+        page.get_by_test_id("pin").press("Enter")
+        field, score = page.get_by_test_id("points-2"), page.locator("#entry-section .points-score").nth(1)
+        expect(field).to_be_visible()
+
+        held = HeldAnswer(page)
+        field.fill("9")
+        field.press("Enter")
+        expect(score).to_have_text("9")           # the event came first; the answer is still held
+        assert held.sent and table.session.public()["scores"] == [0, 9]
+        field.fill("-4")                          # the next number, typed before the answer
+        held.release()
+        expect(page.locator("#entry-section .points-answer .msg")).to_have_text("Éloïse +9")
+        expect(field).to_have_value("-4")
+        page.get_by_test_id("add-points-2").click()
+        expect(score).to_have_text("5")
+        assert table.session.public()["scores"] == [0, 5]
+        expect(field).to_have_value("")
+    finally:
+        control.close()
 
 
 @pytest.mark.parametrize("lang", ["en", "fr"])

@@ -218,9 +218,8 @@
         h("button", { type: "button", className: "primary wide", id: "enter-quick", onclick: function () {
           var p = ui.quickPoints;
           if (p === null || isNaN(p)) { showCheck(); points.focus(); return; }
-          ctx.send({ type: "trick", winner: ui.quickWinner, points: p }, t("Trick entered.")).then(function (r) {
-            if (r.ok) { ui.quickFor = null; ui.quickWinner = undefined; ctx.redraw(); }
-          });
+          ctx.send({ type: "trick", winner: ui.quickWinner, points: p }, t("Trick entered."))
+            .then(H.emptyAfter(ctx, { quickFor: null, quickWinner: undefined, quickPoints: null }));
         } }, t("Enter the trick"))]
     };
   }

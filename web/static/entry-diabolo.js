@@ -149,9 +149,8 @@
         var action = { type: "score", color: ui.color, hands: ui.hands.map(function (v) { return v === null ? 0 : v; }) };
         if (!tracked) { action.heaven = hs[0]; action.hell = hs[1]; }
         if (!secret.length && ui.open.length) action.doubles = ui.open.slice().sort();
-        ctx.send(action, t("{color} scored", { color: C.colour(ui.color) })).then(function (r) {
-          if (r.ok) { ui.hands = null; ui.heaven = ui.hell = null; ui.open = []; ui.color = null; ctx.redraw(); }
-        });
+        ctx.send(action, t("{color} scored", { color: C.colour(ui.color) }))
+          .then(H.emptyAfter(ctx, { hands: null, heaven: null, hell: null, open: [], color: null }));
       } }, t("Score {color}", { color: ui.color ? C.colour(ui.color) : "\u2026" }))];
     update();
     return { key: H.stable(["score", s.round, s.scored, s.decided, s.doubles_left, open, tracked, row, ui.color, ui.open]), node: node };
@@ -184,7 +183,7 @@
           onclick: function () {
             ctx.send({ type: "place", seat: turn, color: ui.placeColor, side: ui.side, value: ui.placeValue },
               t("{name}: {value} on {color} ({side})", { name: s.players[turn], value: ui.placeValue, color: C.colour(ui.placeColor), side: t(ui.side) }))
-              .then(function (r) { if (r.ok) { ui.placeValue = null; ctx.redraw(); } });
+              .then(H.emptyAfter(ctx, { placeValue: null }));
           } }, t("Place it"))];
     }
     return {

@@ -30,9 +30,8 @@
           if (ui.bidder === undefined || ui.bidder === null) return;
           if (ui.amount === null || ui.amount === undefined || isNaN(ui.amount)) { amount.focus(); return; }
           ctx.send({ type: "bid", seat: ui.bidder, amount: ui.amount },
-            t("{name} bids {amount}", { name: s.players[ui.bidder], amount: ui.amount })).then(function (r) {
-            if (r.ok) { ui.bidder = null; ui.amount = null; ctx.redraw(); }
-          });
+            t("{name} bids {amount}", { name: s.players[ui.bidder], amount: ui.amount }))
+            .then(H.emptyAfter(ctx, { bidder: null, amount: null }));
         } }, t("Enter the bid"))]
     };
   }
@@ -46,7 +45,7 @@
       var action = { type: "ask", seat: seat, target: ui.target, value: ui.value, hit: hit };
       var text = t(hit ? "{name} asks {target} for {value}: hit" : "{name} asks {target} for {value}: miss",
         { name: name, target: s.players[ui.target], value: ui.value });
-      ctx.send(action, text).then(function (r) { if (r.ok) { ui.value = null; ctx.redraw(); } });
+      ctx.send(action, text).then(H.emptyAfter(ctx, { value: null }));
     }
     return {
       key: H.stable(["ask", seat, s.dice, ui.target, ui.value]),

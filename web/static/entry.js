@@ -85,6 +85,25 @@
     return JSON.stringify(value);
   };
 
+  // After an entry is sent: its fields made empty again (``empties``: name
+  // -> the empty value) once the box says yes -- but only while they still
+  // hold what was sent.  The table's event often comes before the box's
+  // answer, the panel is drawn anew from it, and a quick player has begun
+  // the next entry there: the answer must not take that away.
+  //   ctx.send(action, text).then(H.emptyAfter(ctx, { value: null }))
+  H.emptyAfter = function (ctx, empties) {
+    var ui = ctx.ui, names = Object.keys(empties);
+    function now() { return H.stable(names.map(function (n) { return ui[n]; })); }
+    var sent = now();
+    return function (r) {
+      if (r.ok && now() === sent) {
+        names.forEach(function (n) { ui[n] = Array.isArray(empties[n]) ? empties[n].slice() : empties[n]; });
+        ctx.redraw();
+      }
+      return r;
+    };
+  };
+
   // The game's own status lines (games.js): who leads, the trump, whose turn.
   H.status = function (s) {
     var lines = C.gameOf(s).status(s);

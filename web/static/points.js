@@ -74,12 +74,15 @@
       if (n === null || n === 0) { say(t("Type the points first (a minus sign takes them off)."), "error"); field.focus(); return; }
       if (isNaN(n)) { say(t("Enter a whole number."), "error"); field.focus(); return; }
       var name = state.players[seat];
+      var sent = field.value;
       submit({ type: "add", seat: seat, points: n }, t("{name} {points}", { name: name, points: C.signed(n) }), function () {
-        // The row may have been drawn anew meanwhile (the table's event came first).
-        typed[seat] = "";
-        var now = document.getElementById("points-" + seat);
-        if (now) now.value = "";
-        field.value = "";
+        // The row may have been drawn anew meanwhile (the table's event came
+        // before the answer), and the next number typed into it already:
+        // empty the field only while it still holds the number just added.
+        if (typed[seat] === sent) typed[seat] = "";
+        [document.getElementById("points-" + seat), field].forEach(function (f) {
+          if (f && f.value === sent) f.value = "";
+        });
       });
     }
 
