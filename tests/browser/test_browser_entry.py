@@ -280,6 +280,30 @@ def test_diabolo_a_colour_scored_with_a_seats_secret_double(table, phones):
     shot(page, "entry-diabolo")
 
 
+def test_diabolo_the_scored_colours_numbers_go_when_the_event_comes_before_the_answer(table, phones):
+    """The table's event (green scored) redraws the panel before the box's
+    answer comes: nobody touched the entry meanwhile, so the answer still
+    empties the hand sums and both sides -- the next colour starts blank,
+    never with green's numbers in its fields."""
+    table.post({"type": "new_game", "game": "diabolo", "players": ["Ann", "Ben", "Cat"]})
+    phone, page = control(phones)
+    panel = entry(page)
+    green = panel.locator(".choices.colours").first.locator('button[data-color="green"]')     # the score's colours
+    green.click()
+    for seat, value in enumerate([1, 8, 3]):
+        panel.locator(f"#hand-{seat}").fill(str(value))
+    panel.locator("#heaven").fill("9")
+    panel.locator("#hell").fill("2")
+    held = HeldAnswer(page)
+    panel.locator("#enter-score").click()
+    expect(green).to_have_count(0)                                   # the event: green is scored
+    assert held.sent and table.session.public()["scored"] == ["green"]
+    held.release()
+    done(page, "green scored")
+    for field in ("#hand-0", "#hand-1", "#hand-2", "#heaven", "#hell"):
+        expect(panel.locator(field)).to_have_value("")
+
+
 def test_diabolo_a_row_tracked_card_by_card(table, phones):
     table.post({"type": "new_game", "game": "diabolo", "players": ["Ann", "Ben", "Cat"]})
     phone, page = control(phones)

@@ -32,6 +32,7 @@
 
   // -- helpers for the games' panels ----------------------------------------------
   var H = (C.entryKit = {});
+  var touches = 0;         // a player's picks and keystrokes on the panel (H.emptyAfter)
 
   // Buttons to pick one of ``items`` ([{value, label, sub, disabled, id}]);
   // the picked one is pressed.  ``cls``: extra class of the group.
@@ -42,7 +43,7 @@
           : picked !== null && picked !== undefined && JSON.stringify(picked) === JSON.stringify(item.value);
         return h("button", { type: "button", "aria-pressed": on ? "true" : "false", disabled: !!item.disabled,
           id: item.id || null, dataset: item.data || null, className: item.className || null,
-          onclick: function () { onPick(item.value); } },
+          onclick: function () { touches++; onPick(item.value); } },
           item.label, item.sub !== undefined && item.sub !== null ? h("small", null, item.sub) : null);
       }));
   };
@@ -51,7 +52,7 @@
   H.tabs = function (items, current, onPick) {
     return h("div", { className: "tabs", role: "tablist" }, items.map(function (item) {
       return h("button", { type: "button", role: "tab", "aria-selected": item.value === current ? "true" : "false",
-        id: item.id || null, disabled: !!item.disabled, onclick: function () { onPick(item.value); } }, item.label);
+        id: item.id || null, disabled: !!item.disabled, onclick: function () { touches++; onPick(item.value); } }, item.label);
     }));
   };
 
@@ -63,7 +64,7 @@
       "aria-label": options.label || null, placeholder: options.placeholder || "",
       readonly: options.readonly ? true : null,
       value: value === null || value === undefined ? "" : String(value),
-      oninput: function () { onValue(H.whole(this.value)); } });
+      oninput: function () { touches++; onValue(H.whole(this.value)); } });
   };
 
   // "12" -> 12; "" -> null; anything else -> NaN (shown as an error by the caller).
@@ -86,18 +87,18 @@
   };
 
   // After an entry is sent: its fields made empty again (``empties``: name
-  // -> the empty value) once the box says yes -- but only while they still
-  // hold what was sent.  The table's event often comes before the box's
-  // answer, the panel is drawn anew from it, and a quick player has begun
-  // the next entry there: the answer must not take that away.
+  // -> the empty value) once the box says yes -- unless a player touched the
+  // panel since.  The table's event often comes before the box's answer,
+  // the panel is drawn anew from it (its own defaults, not a player's
+  // doing), and a quick player may have begun the next entry there: the
+  // answer must not take that away.  Touches are counted where the panels'
+  // buttons and fields are made (choice, tabs, number).
   //   ctx.send(action, text).then(H.emptyAfter(ctx, { value: null }))
   H.emptyAfter = function (ctx, empties) {
-    var ui = ctx.ui, names = Object.keys(empties);
-    function now() { return H.stable(names.map(function (n) { return ui[n]; })); }
-    var sent = now();
+    var ui = ctx.ui, at = touches;
     return function (r) {
-      if (r.ok && now() === sent) {
-        names.forEach(function (n) { ui[n] = Array.isArray(empties[n]) ? empties[n].slice() : empties[n]; });
+      if (r.ok && touches === at) {
+        Object.keys(empties).forEach(function (n) { ui[n] = Array.isArray(empties[n]) ? empties[n].slice() : empties[n]; });
         ctx.redraw();
       }
       return r;
