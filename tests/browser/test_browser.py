@@ -154,6 +154,7 @@ class HeldAnswer:
     before the answer to what it sent."""
 
     def __init__(self, page):
+        self.page = page
         self.route = self.answer = None
         self.released = False
         page.route("**/api/actions?*", self._hold)
@@ -161,8 +162,10 @@ class HeldAnswer:
     def _hold(self, route):
         if route.request.method != "POST" or self.route or self.released:
             return route.continue_()
-        self.answer = route.fetch()          # the box applies the action now
+        # Kept before the fetch: the box's event can reach the page (and the
+        # test read it) while this handler still waits for the box's answer.
         self.route = route
+        self.answer = route.fetch()          # the box applies the action now
 
     @property
     def sent(self):
@@ -170,6 +173,11 @@ class HeldAnswer:
 
     def release(self):
         assert self.route, "the page sent no action"
+        for _ in range(600):                 # the box's answer to the fetch, 30 s at most
+            if self.answer is not None:
+                break
+            self.page.wait_for_timeout(50)
+        assert self.answer is not None, "the box never answered the held action"
         self.released = True
         self.route.fulfill(response=self.answer)
 
